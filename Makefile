@@ -1,0 +1,43 @@
+# inferd — the two commands a new user needs:
+#   make serve   build and start the main program
+#   make test    install missing Debian packages, build, and run every test
+BUILD      ?= build
+BUILD_ASAN ?= build-asan
+JOBS       ?= $(shell nproc)
+CMAKE_ARGS ?=
+
+.PHONY: all deps configure build serve test test-release test-asan bench-kernels clean
+
+all: build
+
+deps:
+	@bash tools/install-deps.sh
+
+configure: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
+
+build: configure
+	cmake --build $(BUILD) -j$(JOBS)
+
+# Until the HTTP server lands, the main job is a demo of the tensor library on this CPU.
+serve: build
+	./$(BUILD)/tools/inferd-ggml-demo
+
+test: test-release test-asan
+
+test-release: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+# The same tests built with AddressSanitizer + UndefinedBehaviorSanitizer.
+test-asan: deps
+	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERD_SANITIZE=ON -DINFERD_BUILD_BENCHMARKS=OFF $(CMAKE_ARGS)
+	cmake --build $(BUILD_ASAN) -j$(JOBS)
+	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ctest --output-on-failure -j$(JOBS)
+
+# Kernel benchmarks (Google Benchmark): mat-vec / mat-mat GFLOP/s and GB/s, read bandwidth.
+bench-kernels: build
+	./$(BUILD)/tests/inferd-kernel-bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN)

@@ -1,0 +1,34 @@
+# Compiler flags and the resolution of the INFERD_* options.
+
+add_compile_options(-Wall -Wextra -Wno-unused-parameter)
+
+if(INFERD_NATIVE)
+  add_compile_options(-march=native)
+endif()
+
+if(INFERD_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# Flags of the translation units that hold one instruction-set path of a kernel. They are
+# only called after a CPUID check, so the portable build stays runnable on any x86-64 CPU.
+set(INFERD_FLAGS_AVX2 -mavx2 -mfma -mf16c)
+set(INFERD_FLAGS_AVX512 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mavx512bf16 -mavx2 -mfma -mf16c -Wno-maybe-uninitialized)
+
+# CUDA: AUTO turns it on when nvcc is found. The CUDA backend arrives with its own issue; the
+# option is resolved here so that every build states what it would do.
+set(INFERD_CUDA_ENABLED OFF)
+if(INFERD_CUDA STREQUAL "AUTO" OR INFERD_CUDA STREQUAL "ON")
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    set(INFERD_CUDA_ENABLED ON)
+  elseif(INFERD_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "INFERD_CUDA=ON but no CUDA compiler (nvcc) was found")
+  endif()
+elseif(NOT INFERD_CUDA STREQUAL "OFF")
+  message(FATAL_ERROR "INFERD_CUDA must be AUTO, ON or OFF (got '${INFERD_CUDA}')")
+endif()
+message(STATUS "inferd: build type ${CMAKE_BUILD_TYPE}, native ${INFERD_NATIVE}, sanitize ${INFERD_SANITIZE}, "
+               "CUDA toolkit ${INFERD_CUDA_ENABLED} (${CMAKE_CUDA_COMPILER})")

@@ -1,0 +1,333 @@
+// MUL_MAT kernels with AVX-512 (F, BW, VL, BF16): dot kernels for mat-vec and few columns,
+// and a packed GEMM (32 x 12 register tile) for mat-mat. See mul-mat.h for the contracts.
+//
+// The dot kernels (memory-bound) keep the activations in F32 and widen the weights in registers
+// (vcvtph2ps for F16, a 16-bit shift for BF16). The GEMM works in F32 for F32 and F16 weights
+// and with vdpbf16ps on BF16 activations (pairs of k per 32-bit lane) for BF16 weights.
+#include "mul-mat.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+// GCC 12's intrinsic headers self-initialise undefined vectors (`__m512 __Y = __Y;`), which
+// -Wuninitialized reports wherever they are inlined (GCC bug 105593); silence it for them only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+
+namespace {
+
+constexpr int k_mr = 32;        // rows of a per register tile (two vectors)
+constexpr int k_nr = 12;        // columns per register tile (= B panel width)
+constexpr int64_t k_mc = 128;   // rows of a per job
+constexpr int64_t k_kc = 192;   // k per packed block (even: BF16 packs pairs); 32 x 192 x 4 B of a stay in L1
+constexpr int64_t k_prefetch = 4096;  // bytes ahead in a weight row (dot kernels)
+constexpr int64_t k_dot_cols = 4;
+
+inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+// Lanes [0, n) set (n clamped to [0, lanes]).
+inline __mmask16 mask16(int64_t n) { return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1u); }
+inline __mmask32 mask32(int64_t n) { return n >= 32 ? __mmask32(0xffffffffu) : n <= 0 ? __mmask32(0) : __mmask32((1u << n) - 1u); }
+
+// ---- weight loaders: 16 lanes of F32 from element i of a row (masked: lanes past n are 0) ----
+
+struct load_f32 {
+    static constexpr int64_t size = 4;  // bytes per element
+    static __m512 full(const char * p, int64_t i) { return _mm512_loadu_ps(reinterpret_cast<const float *>(p) + i); }
+    static __m512 part(const char * p, int64_t i, int64_t n) {
+        return _mm512_maskz_loadu_ps(mask16(n), reinterpret_cast<const float *>(p) + i);
+    }
+};
+
+struct load_f16 {
+    static constexpr int64_t size = 2;  // bytes per element
+    static __m512 full(const char * p, int64_t i) {
+        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(reinterpret_cast<const uint16_t *>(p) + i)));
+    }
+    static __m512 part(const char * p, int64_t i, int64_t n) {
+        return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask16(n), reinterpret_cast<const uint16_t *>(p) + i));
+    }
+};
+
+struct load_bf16 {
+    static constexpr int64_t size = 2;  // bytes per element
+    static __m512 widen(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
+    static __m512 full(const char * p, int64_t i) {
+        return widen(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(reinterpret_cast<const uint16_t *>(p) + i)));
+    }
+    static __m512 part(const char * p, int64_t i, int64_t n) {
+        return widen(_mm256_maskz_loadu_epi16(mask16(n), reinterpret_cast<const uint16_t *>(p) + i));
+    }
+};
+
+// ---- dot kernels ----
+
+// One weight row at a time against C columns: a single sequential stream per thread (several
+// interleaved row streams read memory markedly slower here), U steps of 16 k unrolled so that
+// U * C independent accumulators hide the FMA latency, and a software prefetch k_prefetch bytes
+// ahead in the row (running on into the next rows of a contiguous matrix).
+template <typename W, int C>
+void dot_row(int64_t k, const char * a, const char * b, size_t ldb, float * y, int64_t ldy) {
+    constexpr int U = C >= 3 ? 1 : 4 / C;
+    constexpr int64_t step = 16 * U;
+    __m512 acc[U][C];
+    for (int u = 0; u < U; ++u)
+        for (int c = 0; c < C; ++c) acc[u][c] = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + step <= k; i += step) {
+        for (int64_t off = 0; off < step * W::size; off += 64) {
+            _mm_prefetch(a + i * W::size + k_prefetch + off, _MM_HINT_T0);
+        }
+        for (int u = 0; u < U; ++u) {
+            const __m512 av = W::full(a, i + 16 * u);
+            for (int c = 0; c < C; ++c) {
+                acc[u][c] = _mm512_fmadd_ps(av, load_f32::full(b + c * ldb, i + 16 * u), acc[u][c]);
+            }
+        }
+    }
+    for (; i < k; i += 16) {
+        const int64_t n = k - i;
+        const __m512 av = n >= 16 ? W::full(a, i) : W::part(a, i, n);
+        for (int c = 0; c < C; ++c) {
+            const __m512 bv = n >= 16 ? load_f32::full(b + c * ldb, i) : load_f32::part(b + c * ldb, i, n);
+            acc[0][c] = _mm512_fmadd_ps(av, bv, acc[0][c]);
+        }
+    }
+    for (int c = 0; c < C; ++c) {
+        __m512 s = acc[0][c];
+        for (int u = 1; u < U; ++u) s = _mm512_add_ps(s, acc[u][c]);
+        y[c * ldy] = _mm512_reduce_add_ps(s);
+    }
+}
+
+using dot_row_fn = void (*)(int64_t, const char *, const char *, size_t, float *, int64_t);
+
+template <typename W>
+void dot_rows(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc, float * y,
+              int64_t ldy) {
+    static constexpr dot_row_fn by_cols[k_dot_cols] = {dot_row<W, 1>, dot_row<W, 2>, dot_row<W, 3>, dot_row<W, 4>};
+    const char * pa = static_cast<const char *>(a);
+    const char * pb = static_cast<const char *>(b);
+    for (int64_t r = 0; r < nr; ++r) {
+        for (int64_t c = 0; c < nc; c += k_dot_cols) {
+            const int64_t cn = min64(k_dot_cols, nc - c);
+            by_cols[cn - 1](k, pa + r * lda, pb + c * ldb, ldb, y + c * ldy + r, ldy);
+        }
+    }
+}
+
+inline __m512bh as_bh(__m512i v) { return (__m512bh) v; }
+
+// ---- packing of a: transposed 16 x 16 blocks ----
+
+// In place: v[i] (row i, 16 columns) becomes column i of the block.
+void transpose16(__m512 v[16]) {
+    __m512 t[16], u[16];
+    for (int i = 0; i < 8; ++i) {
+        t[2 * i] = _mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]);
+    }
+    for (int j = 0; j < 4; ++j) {
+        u[4 * j + 0] = _mm512_shuffle_ps(t[4 * j], t[4 * j + 2], 0x44);
+        u[4 * j + 1] = _mm512_shuffle_ps(t[4 * j], t[4 * j + 2], 0xEE);
+        u[4 * j + 2] = _mm512_shuffle_ps(t[4 * j + 1], t[4 * j + 3], 0x44);
+        u[4 * j + 3] = _mm512_shuffle_ps(t[4 * j + 1], t[4 * j + 3], 0xEE);
+    }
+    for (int c = 0; c < 4; ++c) {
+        const __m512 v0 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x44);
+        const __m512 v1 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xEE);
+        const __m512 v2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x44);
+        const __m512 v3 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xEE);
+        v[c] = _mm512_shuffle_f32x4(v0, v2, 0x88);
+        v[4 + c] = _mm512_shuffle_f32x4(v0, v2, 0xDD);
+        v[8 + c] = _mm512_shuffle_f32x4(v1, v3, 0x88);
+        v[12 + c] = _mm512_shuffle_f32x4(v1, v3, 0xDD);
+    }
+}
+
+// Packs rows [0, m) (m <= 32) of a, elements [k0, k0 + kc) as F32: ap[k * 32 + i].
+// Rows past m are zero.
+template <typename W>
+void pack_a_f32(const char * a, size_t lda, int64_t m, int64_t k0, int64_t kc, float * ap) {
+    for (int h = 0; h < 2; ++h) {
+        for (int64_t kb = 0; kb < kc; kb += 16) {
+            const int64_t kn = min64(16, kc - kb);
+            __m512 v[16];
+            for (int i = 0; i < 16; ++i) {
+                const int64_t row = h * 16 + i;
+                if (row >= m) v[i] = _mm512_setzero_ps();
+                else if (kn == 16) v[i] = W::full(a + row * lda, k0 + kb);
+                else v[i] = W::part(a + row * lda, k0 + kb, kn);
+            }
+            transpose16(v);
+            for (int64_t kk = 0; kk < kn; ++kk) _mm512_store_ps(ap + (kb + kk) * k_mr + h * 16, v[kk]);
+        }
+    }
+}
+
+// Packs rows [0, m) of BF16 a, elements [k0, k0 + kc) (k0 even; elements at or past k_end
+// read as 0) as pairs: 32-bit lane ap[p * 32 + i] = (a_i[k0 + 2p], a_i[k0 + 2p + 1]).
+void pack_a_bf16_pairs(const char * a, size_t lda, int64_t m, int64_t k0, int64_t kc, int64_t k_end, uint32_t * ap) {
+    const int64_t np = (kc + 1) / 2;
+    for (int h = 0; h < 2; ++h) {
+        for (int64_t pb = 0; pb < np; pb += 16) {
+            const int64_t e0 = k0 + 2 * pb;
+            const __mmask32 msk = mask32(k_end - e0);
+            __m512 v[16];
+            for (int i = 0; i < 16; ++i) {
+                const int64_t row = h * 16 + i;
+                if (row >= m) {
+                    v[i] = _mm512_setzero_ps();
+                } else {
+                    const uint16_t * src = reinterpret_cast<const uint16_t *>(a + row * lda) + e0;
+                    v[i] = _mm512_castsi512_ps(_mm512_maskz_loadu_epi16(msk, src));
+                }
+            }
+            transpose16(v);
+            const int64_t pn = min64(16, np - pb);
+            for (int64_t pp = 0; pp < pn; ++pp) _mm512_store_ps(reinterpret_cast<float *>(ap + (pb + pp) * k_mr + h * 16), v[pp]);
+        }
+    }
+}
+
+// ---- packing of b (activations) into panels of 12 columns ----
+
+void pack_b(const uint32_t * const * rows, int64_t n, uint32_t * panel) {
+    static_assert(k_nr <= 16, "a panel row is one masked store");
+    for (int64_t e0 = 0; e0 < n; e0 += 16) {
+        const int64_t en = min64(16, n - e0);
+        const __mmask16 m = mask16(en);
+        __m512 v[16];
+        for (int j = 0; j < 16; ++j) {
+            v[j] = j < k_nr && rows[j] ? _mm512_castsi512_ps(_mm512_maskz_loadu_epi32(m, rows[j] + e0)) : _mm512_setzero_ps();
+        }
+        transpose16(v);
+        for (int64_t e = 0; e < en; ++e) {
+            _mm512_mask_storeu_ps(reinterpret_cast<float *>(panel + (e0 + e) * k_nr), __mmask16((1u << k_nr) - 1u), v[e]);
+        }
+    }
+}
+
+// ---- register tiles: 32 rows x 12 columns ----
+
+// Adds (or stores, when first) the tile to d[j * ldd + i] for i < m, j < n.
+void tile_store(__m512 c[k_nr][2], float * d, int64_t ldd, int64_t m, int64_t n, bool first) {
+    const __mmask16 m0 = mask16(m), m1 = m > 16 ? mask16(m - 16) : __mmask16(0);
+#pragma GCC unroll 12
+    for (int j = 0; j < k_nr; ++j) {
+        if (j >= n) break;
+        float * dj = d + j * ldd;
+        __m512 lo = c[j][0], hi = c[j][1];
+        if (!first) {
+            lo = _mm512_add_ps(lo, _mm512_maskz_loadu_ps(m0, dj));
+            hi = _mm512_add_ps(hi, _mm512_maskz_loadu_ps(m1, dj + 16));
+        }
+        _mm512_mask_storeu_ps(dj, m0, lo);
+        _mm512_mask_storeu_ps(dj + 16, m1, hi);
+    }
+}
+
+void tile_f32(int64_t kc, const float * ap, const float * bp, float * d, int64_t ldd, int64_t m, int64_t n, bool first) {
+    __m512 c[k_nr][2];
+#pragma GCC unroll 12
+    for (int j = 0; j < k_nr; ++j) c[j][0] = c[j][1] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < kc; ++k) {
+        const __m512 a0 = _mm512_load_ps(ap), a1 = _mm512_load_ps(ap + 16);
+#pragma GCC unroll 12
+        for (int j = 0; j < k_nr; ++j) {
+            const __m512 bj = _mm512_set1_ps(bp[j]);
+            c[j][0] = _mm512_fmadd_ps(a0, bj, c[j][0]);
+            c[j][1] = _mm512_fmadd_ps(a1, bj, c[j][1]);
+        }
+        ap += k_mr;
+        bp += k_nr;
+    }
+    tile_store(c, d, ldd, m, n, first);
+}
+
+// np pairs of k: ap[p * 32 + i] and bp[p * 12 + j] are 32-bit BF16 pairs.
+void tile_bf16(int64_t np, const uint32_t * ap, const uint32_t * bp, float * d, int64_t ldd, int64_t m, int64_t n,
+               bool first) {
+    __m512 c[k_nr][2];
+#pragma GCC unroll 12
+    for (int j = 0; j < k_nr; ++j) c[j][0] = c[j][1] = _mm512_setzero_ps();
+    for (int64_t p = 0; p < np; ++p) {
+        const __m512bh a0 = as_bh(_mm512_load_si512(ap)), a1 = as_bh(_mm512_load_si512(ap + 16));
+#pragma GCC unroll 12
+        for (int j = 0; j < k_nr; ++j) {
+            const __m512bh bj = as_bh(_mm512_set1_epi32(int(bp[j])));
+            c[j][0] = _mm512_dpbf16_ps(c[j][0], a0, bj);
+            c[j][1] = _mm512_dpbf16_ps(c[j][1], a1, bj);
+        }
+        ap += k_mr;
+        bp += k_nr;
+    }
+    tile_store(c, d, ldd, m, n, first);
+}
+
+// ---- GEMM jobs ----
+
+template <typename W>
+void gemm_f32(const ggml_mul_mat_gemm_args & g) {
+    const char * a = static_cast<const char *>(g.a);
+    float * ap = static_cast<float *>(g.scratch);
+    const int64_t n_tiles_m = (g.m + k_mr - 1) / k_mr;
+    const int64_t n_panels = (g.n + k_nr - 1) / k_nr;
+    for (int64_t k0 = 0; k0 < g.k; k0 += k_kc) {
+        const int64_t kc = min64(k_kc, g.k - k0);
+        for (int64_t q = 0; q < n_tiles_m; ++q) {
+            pack_a_f32<W>(a + q * k_mr * g.lda, g.lda, min64(k_mr, g.m - q * k_mr), k0, kc, ap + q * k_kc * k_mr);
+        }
+        for (int64_t p = 0; p < n_panels; ++p) {
+            const float * bp = reinterpret_cast<const float *>(static_cast<const char *>(g.bp) + p * g.bp_stride) + k0 * k_nr;
+            const int64_t nn = min64(k_nr, g.n - p * k_nr);
+            for (int64_t q = 0; q < n_tiles_m; ++q) {
+                tile_f32(kc, ap + q * k_kc * k_mr, bp, g.d + p * k_nr * g.ldd + q * k_mr, g.ldd,
+                         min64(k_mr, g.m - q * k_mr), nn, k0 == 0);
+            }
+        }
+    }
+}
+
+void gemm_bf16(const ggml_mul_mat_gemm_args & g) {
+    const char * a = static_cast<const char *>(g.a);
+    uint32_t * ap = static_cast<uint32_t *>(g.scratch);
+    const int64_t n_tiles_m = (g.m + k_mr - 1) / k_mr;
+    const int64_t n_panels = (g.n + k_nr - 1) / k_nr;
+    const int64_t kc_pairs = k_kc / 2;
+    for (int64_t k0 = 0; k0 < g.k; k0 += k_kc) {
+        const int64_t kc = min64(k_kc, g.k - k0);
+        const int64_t np = (kc + 1) / 2;
+        for (int64_t q = 0; q < n_tiles_m; ++q) {
+            pack_a_bf16_pairs(a + q * k_mr * g.lda, g.lda, min64(k_mr, g.m - q * k_mr), k0, kc, g.k,
+                              ap + q * kc_pairs * k_mr);
+        }
+        for (int64_t p = 0; p < n_panels; ++p) {
+            const uint32_t * bp =
+                reinterpret_cast<const uint32_t *>(static_cast<const char *>(g.bp) + p * g.bp_stride) + (k0 / 2) * k_nr;
+            const int64_t nn = min64(k_nr, g.n - p * k_nr);
+            for (int64_t q = 0; q < n_tiles_m; ++q) {
+                tile_bf16(np, ap + q * kc_pairs * k_mr, bp, g.d + p * k_nr * g.ldd + q * k_mr, g.ldd,
+                          min64(k_mr, g.m - q * k_mr), nn, k0 == 0);
+            }
+        }
+    }
+}
+
+}  // namespace
+
+extern const ggml_mul_mat_kernels ggml_mul_mat_kernels_avx512 = {
+    /*name*/ "avx512",
+    /*dot_vec_type*/ {GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32},
+    /*dot*/ {dot_rows<load_f32>, dot_rows<load_f16>, dot_rows<load_bf16>},
+    /*gemm_vec_type*/ {GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_BF16},
+    /*gemm_kpair*/ {1, 1, 2},
+    /*gemm*/ {gemm_f32<load_f32>, gemm_f32<load_f16>, gemm_bf16},
+    /*gemm_pack*/ pack_b,
+    /*gemm_nr*/ k_nr,
+    /*gemm_mc*/ k_mc,
+    /*gemm_scratch*/ size_t(k_mc) * size_t(k_kc) * sizeof(float),
+    /*gemm_min_n*/ 8,
+};

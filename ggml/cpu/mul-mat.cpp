@@ -1,0 +1,312 @@
+// MUL_MAT on the CPU: dst[m, n, i2, i3] = sum_k a[k, m, i2 / r2, i3 / r3] * b[k, n, i2, i3].
+//
+// Two phases per node, every thread taking part in both:
+//   1. the activations b go into the work buffer when the kernels want another type or layout:
+//      converted rows (dot path) or zero-padded column panels (GEMM path, see mul-mat.h);
+//   2. jobs are claimed with ggml_cpu_parallel_for: row chunks of a for the dot kernel (mat-vec
+//      and few columns), or (row block of a, run of B panels) tiles for the GEMM.
+// The kernels of the backend's ISA come from the tables in mul-mat.h.
+#include "mul-mat.h"
+
+#include "convert.h"
+#include "ops.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace {
+
+constexpr size_t k_align = 64;
+
+size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+const ggml_mul_mat_kernels & mul_mat_kernels_for(ggml_cpu_isa isa) {
+    switch (isa) {
+        case ggml_cpu_isa::avx512: return ggml_mul_mat_kernels_avx512;
+        case ggml_cpu_isa::avx2: return ggml_mul_mat_kernels_avx2;
+        default: return ggml_mul_mat_kernels_scalar;
+    }
+}
+
+// What one node does with one kernel table, and where it keeps things in the work buffer.
+struct mul_mat_plan {
+    const ggml_mul_mat_kernels * kt = nullptr;
+    int ti = 0;                // weight type index
+    int64_t k = 0, m = 0, n = 0;
+    int64_t ne12 = 1, ne13 = 1, r2 = 1, r3 = 1;  // b's batches; a repeats r2 x r3 times
+    bool gemm = false;
+    ggml_type vt = GGML_TYPE_F32;  // type the kernels want the activations in
+    bool convert = false;          // b goes through the work buffer
+    size_t row_bytes = 0;          // dot path: bytes per converted row of b
+    int nr = 1, kpair = 1;         // GEMM path: panel width, k per 32-bit lane
+    int64_t n_panels = 0;          // GEMM path: panels per batch
+    size_t panel_bytes = 0;
+    size_t b_bytes = 0;            // work-buffer bytes for b (all batches)
+    size_t thread_bytes = 0;       // per-thread scratch
+};
+
+int64_t mul_mat_n_batches(const mul_mat_plan & pl) { return pl.ne12 * pl.ne13; }
+
+mul_mat_plan mul_mat_make_plan(const ggml_tensor * dst, const ggml_mul_mat_kernels & kt) {
+    const ggml_tensor * a = dst->src[0];
+    const ggml_tensor * b = dst->src[1];
+    mul_mat_plan pl;
+    pl.kt = &kt;
+    pl.ti = ggml_mul_mat_type_index(a->type);
+    pl.k = a->ne[0];
+    pl.m = a->ne[1];
+    pl.n = b->ne[1];
+    pl.ne12 = b->ne[2];
+    pl.ne13 = b->ne[3];
+    pl.r2 = b->ne[2] / a->ne[2];
+    pl.r3 = b->ne[3] / a->ne[3];
+    // the GEMM pads a to its 32-row (16-row) tiles: with fewer rows the dot kernel wastes less
+    pl.gemm = kt.gemm[pl.ti] != nullptr && pl.n >= kt.gemm_min_n && pl.m >= 16;
+    const size_t row_f32 = align_up(size_t(pl.k) * sizeof(float), k_align);
+    if (pl.gemm) {
+        pl.vt = kt.gemm_vec_type[pl.ti];
+        pl.convert = true;
+        pl.nr = kt.gemm_nr;
+        pl.kpair = kt.gemm_kpair[pl.ti];
+        pl.n_panels = ceil_div(pl.n, pl.nr);
+        pl.panel_bytes = ggml_mul_mat_panel_bytes(kt, pl.ti, pl.k);
+        pl.b_bytes = size_t(pl.n_panels) * pl.panel_bytes * size_t(mul_mat_n_batches(pl));
+        // phase 1 needs, per panel column, a gathered F32 row and its BF16 copy; phase 2 the
+        // packing space of a
+        const size_t row_b16 = align_up(size_t(pl.k + 1) * sizeof(uint16_t), k_align);
+        pl.thread_bytes = std::max(kt.gemm_scratch, size_t(pl.nr) * (row_f32 + row_b16));
+    } else {
+        pl.vt = kt.dot_vec_type[pl.ti];
+        pl.convert = pl.vt != GGML_TYPE_F32 || b->nb[0] != sizeof(float);
+        pl.row_bytes = align_up(ggml_row_size(pl.vt, pl.k), k_align);
+        pl.b_bytes = pl.convert ? pl.row_bytes * size_t(pl.n * mul_mat_n_batches(pl)) : 0;
+        pl.thread_bytes = pl.convert ? row_f32 : 0;
+    }
+    pl.thread_bytes = align_up(pl.thread_bytes, k_align);
+    return pl;
+}
+
+size_t mul_mat_plan_bytes(const mul_mat_plan & pl, int n_threads) {
+    return k_align + align_up(pl.b_bytes, k_align) + pl.thread_bytes * size_t(n_threads);
+}
+
+// Work-buffer regions of one run.
+struct mul_mat_work {
+    char * b = nullptr;        // converted activations
+    char * threads = nullptr;  // per-thread scratch, thread_bytes each
+};
+
+mul_mat_work mul_mat_work_layout(const ggml_compute_params & p, const mul_mat_plan & pl) {
+    GGML_ASSERT(p.wsize >= mul_mat_plan_bytes(pl, p.nth));
+    mul_mat_work w;
+    w.b = reinterpret_cast<char *>(align_up(reinterpret_cast<uintptr_t>(p.wdata), k_align));
+    w.threads = w.b + align_up(pl.b_bytes, k_align);
+    return w;
+}
+
+// Row n of batch (i12, i13) of b as F32: a pointer into b when its elements are adjacent,
+// otherwise gathered into tmp.
+const float * mul_mat_b_row(const ggml_tensor * b, int64_t n, int64_t i12, int64_t i13, float * tmp) {
+    const char * row = static_cast<const char *>(b->data) + n * b->nb[1] + i12 * b->nb[2] + i13 * b->nb[3];
+    if (b->nb[0] == sizeof(float)) return reinterpret_cast<const float *>(row);
+    for (int64_t k = 0; k < b->ne[0]; ++k) std::memcpy(&tmp[k], row + k * b->nb[0], sizeof(float));
+    return tmp;
+}
+
+// Phase 1, dot path: every row of b converted to the kernels' type, rows back to back.
+void mul_mat_convert_rows(const ggml_compute_params & p, const mul_mat_plan & pl, const ggml_tensor * b,
+                          const mul_mat_work & w) {
+    const ggml_from_float_fn from_f32 = ggml_cpu_convert_for(p.isa).row_from_f32(pl.vt);
+    float * tmp = reinterpret_cast<float *>(w.threads + pl.thread_bytes * size_t(p.ith));
+    const int64_t n_rows = pl.n * mul_mat_n_batches(pl);
+    ggml_cpu_parallel_for(p, n_rows, 16, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+            const int64_t n = r % pl.n, bi = r / pl.n;
+            const float * src = mul_mat_b_row(b, n, bi % pl.ne12, bi / pl.ne12, tmp);
+            from_f32(src, w.b + size_t(r) * pl.row_bytes, pl.k);
+        }
+    });
+}
+
+// Phase 1, GEMM path: b cut into panels of nr columns (see mul-mat.h), zero columns past n.
+// Each column becomes a row of 32-bit units (F32 values or BF16 pairs, converted or gathered
+// into the thread's scratch when needed) and the ISA's pack function transposes them.
+void mul_mat_pack_panels(const ggml_compute_params & p, const mul_mat_plan & pl, const ggml_tensor * b,
+                         const mul_mat_work & w) {
+    const ggml_from_float_fn from_f32 = ggml_cpu_convert_for(p.isa).row_from_f32(pl.vt);
+    char * scratch = w.threads + pl.thread_bytes * size_t(p.ith);
+    const size_t row_f32 = align_up(size_t(pl.k) * sizeof(float), k_align);
+    const size_t row_b16 = align_up(size_t(pl.k + 1) * sizeof(uint16_t), k_align);
+    const int64_t n_units = pl.kpair == 2 ? ceil_div(pl.k, 2) : pl.k;
+    const uint32_t * rows[GGML_MUL_MAT_MAX_NR];
+    const int64_t n_total = pl.n_panels * mul_mat_n_batches(pl);
+    ggml_cpu_parallel_for(p, n_total, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+            const int64_t bi = t / pl.n_panels, pi = t % pl.n_panels;
+            for (int j = 0; j < pl.nr; ++j) {
+                const int64_t n = pi * pl.nr + j;
+                rows[j] = nullptr;
+                if (n >= pl.n) continue;
+                float * gathered = reinterpret_cast<float *>(scratch + size_t(j) * (row_f32 + row_b16));
+                const float * src = mul_mat_b_row(b, n, bi % pl.ne12, bi / pl.ne12, gathered);
+                if (pl.kpair == 2) {
+                    uint16_t * h = reinterpret_cast<uint16_t *>(reinterpret_cast<char *>(gathered) + row_f32);
+                    from_f32(src, h, pl.k);
+                    h[pl.k] = 0;  // odd k: the last pair's second half
+                    src = reinterpret_cast<const float *>(h);
+                }
+                rows[j] = reinterpret_cast<const uint32_t *>(src);
+            }
+            pl.kt->gemm_pack(rows, n_units, reinterpret_cast<uint32_t *>(w.b + size_t(t) * pl.panel_bytes));
+        }
+    });
+}
+
+const char * mul_mat_a_batch(const ggml_tensor * a, const mul_mat_plan & pl, int64_t bi) {
+    const int64_t i12 = bi % pl.ne12, i13 = bi / pl.ne12;
+    return static_cast<const char *>(a->data) + (i12 / pl.r2) * a->nb[2] + (i13 / pl.r3) * a->nb[3];
+}
+
+float * mul_mat_dst_batch(ggml_tensor * dst, const mul_mat_plan & pl, int64_t bi) {
+    const int64_t i12 = bi % pl.ne12, i13 = bi / pl.ne12;
+    return reinterpret_cast<float *>(static_cast<char *>(dst->data) + i12 * dst->nb[2] + i13 * dst->nb[3]);
+}
+
+// Phase 2, dot path: jobs are chunks of rows of one batch (a multiple of 4 rows).
+void mul_mat_run_dot(const ggml_compute_params & p, const mul_mat_plan & pl, ggml_tensor * dst,
+                     const mul_mat_work & w) {
+    const ggml_tensor * a = dst->src[0];
+    const ggml_tensor * b = dst->src[1];
+    const int64_t n_batches = mul_mat_n_batches(pl);
+    // about 8 jobs per thread, so that threads that finish early pick up the rest
+    const int64_t chunks_per_batch = std::max<int64_t>(1, ceil_div(8 * p.nth, n_batches));
+    const int64_t rows = std::max<int64_t>(4, align_up(size_t(ceil_div(pl.m, chunks_per_batch)), 4));
+    const int64_t n_chunks = ceil_div(pl.m, rows);
+    const ggml_mul_mat_dot_fn dot = pl.kt->dot[pl.ti];
+    const int64_t ldy = int64_t(dst->nb[1] / sizeof(float));
+    ggml_cpu_parallel_for(p, n_batches * n_chunks, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t job = begin; job < end; ++job) {
+            const int64_t bi = job / n_chunks, r0 = (job % n_chunks) * rows;
+            const int64_t nr = std::min(rows, pl.m - r0);
+            const char * pb;
+            size_t ldb;
+            if (pl.convert) {
+                pb = w.b + size_t(bi * pl.n) * pl.row_bytes;
+                ldb = pl.row_bytes;
+            } else {
+                pb = static_cast<const char *>(b->data) + (bi % pl.ne12) * b->nb[2] + (bi / pl.ne12) * b->nb[3];
+                ldb = b->nb[1];
+            }
+            dot(pl.k, mul_mat_a_batch(a, pl, bi) + r0 * a->nb[1], a->nb[1], nr, pb, ldb, pl.n,
+                mul_mat_dst_batch(dst, pl, bi) + r0, ldy);
+        }
+    }, 1);
+}
+
+// Phase 2, GEMM path: jobs are (batch, block of gemm_mc rows, run of panels).
+void mul_mat_run_gemm(const ggml_compute_params & p, const mul_mat_plan & pl, ggml_tensor * dst,
+                      const mul_mat_work & w) {
+    const ggml_tensor * a = dst->src[0];
+    const int64_t mc = pl.kt->gemm_mc;
+    const int64_t m_blocks = ceil_div(pl.m, mc);
+    const int64_t jobs_m = m_blocks * mul_mat_n_batches(pl);
+    // split the columns only when the row blocks alone leave threads idle
+    const int64_t n_splits = std::min(pl.n_panels, std::max<int64_t>(1, ceil_div(4 * p.nth, jobs_m)));
+    const int64_t panels_per_job = ceil_div(pl.n_panels, n_splits);
+    const int64_t n_splits_real = ceil_div(pl.n_panels, panels_per_job);
+    const int64_t ldd = int64_t(dst->nb[1] / sizeof(float));
+    void * scratch = w.threads + pl.thread_bytes * size_t(p.ith);
+    ggml_cpu_parallel_for(p, jobs_m * n_splits_real, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t job = begin; job < end; ++job) {
+            const int64_t split = job % n_splits_real, rest = job / n_splits_real;
+            const int64_t mb = rest % m_blocks, bi = rest / m_blocks;
+            const int64_t p0 = split * panels_per_job;
+            ggml_mul_mat_gemm_args g;
+            g.a = mul_mat_a_batch(a, pl, bi) + mb * mc * a->nb[1];
+            g.lda = a->nb[1];
+            g.m = std::min(mc, pl.m - mb * mc);
+            g.bp = w.b + size_t(bi * pl.n_panels + p0) * pl.panel_bytes;
+            g.bp_stride = pl.panel_bytes;
+            g.n = std::min(panels_per_job * pl.nr, pl.n - p0 * pl.nr);
+            g.k = pl.k;
+            g.d = mul_mat_dst_batch(dst, pl, bi) + p0 * pl.nr * ldd + mb * mc;
+            g.ldd = ldd;
+            g.scratch = scratch;
+            pl.kt->gemm[pl.ti](g);
+        }
+    }, 1);
+}
+
+// K = 0: every dot product is empty.
+void mul_mat_zero(const ggml_compute_params & p, ggml_tensor * dst) {
+    const int64_t n_rows = ggml_nrows(dst);
+    ggml_cpu_parallel_for(p, n_rows, 64, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+            const int64_t i1 = r % dst->ne[1], i2 = (r / dst->ne[1]) % dst->ne[2], i3 = r / (dst->ne[1] * dst->ne[2]);
+            char * row = static_cast<char *>(dst->data) + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3];
+            std::memset(row, 0, size_t(dst->ne[0]) * sizeof(float));
+        }
+    });
+}
+
+}  // namespace
+
+int ggml_mul_mat_type_index(ggml_type t) {
+    switch (t) {
+        case GGML_TYPE_F32: return 0;
+        case GGML_TYPE_F16: return 1;
+        case GGML_TYPE_BF16: return 2;
+        default: return -1;
+    }
+}
+
+size_t ggml_mul_mat_panel_bytes(const ggml_mul_mat_kernels & kt, int ti, int64_t k) {
+    const int64_t kp = kt.gemm_kpair[ti] == 2 ? ceil_div(k, 2) * 2 : k;
+    return align_up(size_t(kp) * size_t(kt.gemm_nr) * ggml_type_size(kt.gemm_vec_type[ti]), k_align);
+}
+
+bool ggml_cpu_mul_mat_supported(const ggml_tensor * dst) {
+    const ggml_tensor * a = dst->src[0];
+    const ggml_tensor * b = dst->src[1];
+    if (!a || !b || dst->type != GGML_TYPE_F32 || b->type != GGML_TYPE_F32) return false;
+    if (ggml_mul_mat_type_index(a->type) < 0 || a->nb[0] != ggml_type_size(a->type)) return false;
+    if (a->ne[0] != b->ne[0] || a->ne[2] == 0 || a->ne[3] == 0) return false;
+    if (b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0) return false;
+    if (dst->ne[0] != a->ne[1] || dst->ne[1] != b->ne[1] || dst->ne[2] != b->ne[2] || dst->ne[3] != b->ne[3]) {
+        return false;
+    }
+    return dst->nb[0] == sizeof(float);
+}
+
+size_t ggml_cpu_mul_mat_work_size(const ggml_tensor * dst, int n_threads) {
+    if (!ggml_cpu_mul_mat_supported(dst)) return 0;
+    // the ISA is not known here: enough for whichever path runs
+    size_t bytes = 0;
+    for (const ggml_mul_mat_kernels * kt :
+         {&ggml_mul_mat_kernels_scalar, &ggml_mul_mat_kernels_avx2, &ggml_mul_mat_kernels_avx512}) {
+        bytes = std::max(bytes, mul_mat_plan_bytes(mul_mat_make_plan(dst, *kt), std::max(1, n_threads)));
+    }
+    return bytes;
+}
+
+void ggml_cpu_op_mul_mat(const ggml_compute_params & p, ggml_tensor * dst) {
+    if (ggml_nelements(dst) == 0) return;
+    if (dst->src[0]->ne[0] == 0) {
+        mul_mat_zero(p, dst);
+        return;
+    }
+    const mul_mat_plan pl = mul_mat_make_plan(dst, mul_mat_kernels_for(p.isa));
+    const mul_mat_work w = mul_mat_work_layout(p, pl);
+    if (pl.gemm) {
+        mul_mat_pack_panels(p, pl, dst->src[1], w);
+        p.barrier();
+        mul_mat_run_gemm(p, pl, dst, w);
+        return;
+    }
+    if (pl.convert) {
+        mul_mat_convert_rows(p, pl, dst->src[1], w);
+        p.barrier();
+    }
+    mul_mat_run_dot(p, pl, dst, w);
+}

@@ -1,0 +1,45 @@
+// ggml/cpu.h — the CPU backend.
+//
+// Usage:
+//   ggml_cpu_backend_options opt; opt.n_threads = 2;             // opt.isa: fastest the CPU has
+//   ggml_backend_ptr cpu = ggml_backend_cpu_init(opt);
+//   ggml_status st = cpu->graph_compute(gf);                      // GGML_STATUS_SUCCESS
+//
+// Kernels have a scalar reference and AVX2 / AVX-512 paths; the path is chosen when the
+// backend is created, from CPUID, capped by opt.isa (or INFERD_CPU_ISA=scalar|avx2|avx512 in
+// the environment when opt.isa is ggml_cpu_isa::best), so tests can run every path on one CPU.
+#pragma once
+
+#include "ggml/backend.h"
+
+#include <memory>
+
+enum class ggml_cpu_isa { scalar = 0, avx2 = 1, avx512 = 2, best = 3 };
+const char * ggml_cpu_isa_name(ggml_cpu_isa isa);
+
+// What this CPU and OS support (CPUID + XGETBV).
+struct ggml_cpu_features {
+    bool avx2 = false, fma = false, f16c = false;
+    bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
+    bool avx512_vnni = false, avx512_bf16 = false, avx_vnni = false;
+    // Best path whose requirements are all met.
+    ggml_cpu_isa best_isa() const;
+};
+ggml_cpu_features ggml_cpu_detect_features();
+
+struct ggml_cpu_backend_options {
+    int n_threads = 0;                     // 0: the number of cores
+    ggml_cpu_isa isa = ggml_cpu_isa::best; // cap on the kernel path
+    int spin_us = 200;                     // how long idle workers spin before sleeping
+};
+
+// Creates a CPU backend (own thread pool). The isa is capped to what the CPU supports.
+ggml_backend_ptr ggml_backend_cpu_init(const ggml_cpu_backend_options & opt = {});
+// The CPU backend family: one device ("CPU"), host buffer type.
+std::unique_ptr<ggml_backend_reg_i> ggml_backend_cpu_reg();
+// The host-memory buffer type of the CPU device (lives for the whole program).
+ggml_backend_buffer_type_i * ggml_backend_cpu_buffer_type();
+// Settings of a CPU backend (nullptr-safe: false / no-op for other backends).
+bool ggml_backend_is_cpu(const ggml_backend_i * backend);
+void ggml_backend_cpu_set_n_threads(ggml_backend_i * backend, int n_threads);
+ggml_cpu_isa ggml_backend_cpu_get_isa(const ggml_backend_i * backend);

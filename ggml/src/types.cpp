@@ -1,0 +1,181 @@
+// Element types: the traits table and scalar F16/BF16 conversions.
+#include "ggml/types.h"
+
+#include <array>
+#include <cstring>
+
+namespace {
+
+uint32_t float_bits(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+}
+
+float bits_float(uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+
+void f32_to_f32_row(const void * src, float * dst, int64_t n) {
+    std::memcpy(dst, src, size_t(n) * sizeof(float));
+}
+void f32_from_f32_row(const float * src, void * dst, int64_t n) {
+    std::memcpy(dst, src, size_t(n) * sizeof(float));
+}
+void f16_to_f32_row(const void * src, float * dst, int64_t n) {
+    ggml_fp16_to_fp32_row(static_cast<const ggml_fp16_t *>(src), dst, n);
+}
+void f16_from_f32_row(const float * src, void * dst, int64_t n) {
+    ggml_fp32_to_fp16_row(src, static_cast<ggml_fp16_t *>(dst), n);
+}
+void bf16_to_f32_row(const void * src, float * dst, int64_t n) {
+    ggml_bf16_to_fp32_row(static_cast<const ggml_bf16_t *>(src), dst, n);
+}
+void bf16_from_f32_row(const float * src, void * dst, int64_t n) {
+    ggml_fp32_to_bf16_row(src, static_cast<ggml_bf16_t *>(dst), n);
+}
+
+ggml_type_traits plain(const char * name, size_t size, bool is_float, ggml_to_float_fn to, ggml_from_float_fn from,
+                       ggml_type vec_dot) {
+    ggml_type_traits t;
+    t.name = name;
+    t.blck_size = 1;
+    t.type_size = size;
+    t.is_quantized = false;
+    t.is_float = is_float;
+    t.to_float = to;
+    t.from_float = from;
+    t.vec_dot_type = vec_dot;
+    return t;
+}
+
+// Quantized ids are reserved with their GGUF block geometry; their conversions arrive with the
+// quantization work, so they are not "supported" yet.
+ggml_type_traits reserved_block(const char * name, int64_t blck, size_t size) {
+    ggml_type_traits t;
+    t.name = name;
+    t.blck_size = blck;
+    t.type_size = size;
+    t.is_quantized = true;
+    return t;
+}
+
+std::array<ggml_type_traits, GGML_TYPE_COUNT> make_traits() {
+    std::array<ggml_type_traits, GGML_TYPE_COUNT> t{};
+    t[GGML_TYPE_F32] = plain("f32", 4, true, f32_to_f32_row, f32_from_f32_row, GGML_TYPE_F32);
+    t[GGML_TYPE_F16] = plain("f16", 2, true, f16_to_f32_row, f16_from_f32_row, GGML_TYPE_F16);
+    t[GGML_TYPE_BF16] = plain("bf16", 2, true, bf16_to_f32_row, bf16_from_f32_row, GGML_TYPE_BF16);
+    t[GGML_TYPE_F64] = plain("f64", 8, true, nullptr, nullptr, GGML_TYPE_COUNT);
+    t[GGML_TYPE_I8] = plain("i8", 1, false, nullptr, nullptr, GGML_TYPE_COUNT);
+    t[GGML_TYPE_I16] = plain("i16", 2, false, nullptr, nullptr, GGML_TYPE_COUNT);
+    t[GGML_TYPE_I32] = plain("i32", 4, false, nullptr, nullptr, GGML_TYPE_COUNT);
+    t[GGML_TYPE_I64] = plain("i64", 8, false, nullptr, nullptr, GGML_TYPE_COUNT);
+    t[GGML_TYPE_Q4_0] = reserved_block("q4_0", 32, 18);
+    t[GGML_TYPE_Q4_1] = reserved_block("q4_1", 32, 20);
+    t[GGML_TYPE_Q5_0] = reserved_block("q5_0", 32, 22);
+    t[GGML_TYPE_Q5_1] = reserved_block("q5_1", 32, 24);
+    t[GGML_TYPE_Q8_0] = reserved_block("q8_0", 32, 34);
+    t[GGML_TYPE_Q8_1] = reserved_block("q8_1", 32, 36);
+    t[GGML_TYPE_Q2_K] = reserved_block("q2_K", 256, 84);
+    t[GGML_TYPE_Q3_K] = reserved_block("q3_K", 256, 110);
+    t[GGML_TYPE_Q4_K] = reserved_block("q4_K", 256, 144);
+    t[GGML_TYPE_Q5_K] = reserved_block("q5_K", 256, 176);
+    t[GGML_TYPE_Q6_K] = reserved_block("q6_K", 256, 210);
+    t[GGML_TYPE_Q8_K] = reserved_block("q8_K", 256, 292);
+    return t;
+}
+
+const std::array<ggml_type_traits, GGML_TYPE_COUNT> k_traits = make_traits();
+
+}  // namespace
+
+bool ggml_type_is_valid(int32_t type) {
+    return type >= 0 && type < GGML_TYPE_COUNT && k_traits[size_t(type)].name != nullptr;
+}
+
+const ggml_type_traits & ggml_get_type_traits(ggml_type type) {
+    static const ggml_type_traits none{};
+    return ggml_type_is_valid(type) ? k_traits[size_t(type)] : none;
+}
+
+bool ggml_type_is_supported(ggml_type type) {
+    if (!ggml_type_is_valid(type)) return false;
+    const ggml_type_traits & t = k_traits[size_t(type)];
+    return !t.is_quantized || (t.to_float != nullptr && t.from_float != nullptr);
+}
+
+const char * ggml_type_name(ggml_type type) {
+    return ggml_type_is_valid(type) ? k_traits[size_t(type)].name : "invalid";
+}
+
+int64_t ggml_blck_size(ggml_type type) { return ggml_get_type_traits(type).blck_size; }
+size_t ggml_type_size(ggml_type type) { return ggml_get_type_traits(type).type_size; }
+
+size_t ggml_row_size(ggml_type type, int64_t ne) {
+    const ggml_type_traits & t = ggml_get_type_traits(type);
+    return t.blck_size ? t.type_size * size_t(ne / t.blck_size) : 0;
+}
+
+float ggml_fp16_to_fp32(ggml_fp16_t h) {
+    const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+    const uint32_t exp = (h >> 10) & 0x1fu;
+    uint32_t mant = h & 0x3ffu;
+    if (exp == 0x1f) return bits_float(sign | 0x7f800000u | (mant ? 0x400000u : 0u) | (mant << 13));  // inf / quiet NaN
+    if (exp != 0) return bits_float(sign | ((exp + 112u) << 23) | (mant << 13));
+    if (mant == 0) return bits_float(sign);  // signed zero
+    // subnormal: normalise
+    int e = -1;
+    do { mant <<= 1; ++e; } while ((mant & 0x400u) == 0);
+    mant &= 0x3ffu;
+    return bits_float(sign | uint32_t(112 - e) << 23 | (mant << 13));
+}
+
+ggml_fp16_t ggml_fp32_to_fp16(float f) {
+    const uint32_t x = float_bits(f);
+    const uint32_t sign = (x >> 16) & 0x8000u;
+    const uint32_t abs = x & 0x7fffffffu;
+    if (abs > 0x7f800000u) return ggml_fp16_t(sign | 0x7e00u | ((abs >> 13) & 0x3ffu));  // NaN, quiet
+    if (abs >= 0x477ff000u) return ggml_fp16_t(sign | 0x7c00u);  // rounds to >= 65520: inf
+    if (abs < 0x38800000u) {
+        // result is subnormal (or zero): value / 2^-24, rounded to nearest even
+        if (abs < 0x33000000u) return ggml_fp16_t(sign);  // below half the smallest subnormal
+        const uint32_t e = abs >> 23;
+        const uint32_t m = (abs & 0x7fffffu) | 0x800000u;
+        const uint32_t shift = 126u - e;  // 14 + (113 - e) - 1 … gives m >> (126 - e)
+        const uint32_t q = m >> shift;
+        const uint32_t rem = m & ((1u << shift) - 1u);
+        const uint32_t half = 1u << (shift - 1u);
+        const uint32_t r = q + ((rem > half || (rem == half && (q & 1u))) ? 1u : 0u);
+        return ggml_fp16_t(sign | r);
+    }
+    // normal: rebias exponent, round mantissa to 10 bits (carry may bump the exponent)
+    const uint32_t rebased = abs - (112u << 23);
+    const uint32_t q = rebased >> 13;
+    const uint32_t rem = rebased & 0x1fffu;
+    const uint32_t r = q + ((rem > 0x1000u || (rem == 0x1000u && (q & 1u))) ? 1u : 0u);
+    return ggml_fp16_t(sign | r);
+}
+
+float ggml_bf16_to_fp32(ggml_bf16_t h) { return bits_float(uint32_t(h) << 16); }
+
+ggml_bf16_t ggml_fp32_to_bf16(float f) {
+    const uint32_t x = float_bits(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return ggml_bf16_t((x >> 16) | 0x40u);  // NaN stays NaN (quiet)
+    const uint32_t r = x + 0x7fffu + ((x >> 16) & 1u);  // round to nearest even
+    return ggml_bf16_t(r >> 16);
+}
+
+void ggml_fp16_to_fp32_row(const ggml_fp16_t * x, float * y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = ggml_fp16_to_fp32(x[i]);
+}
+void ggml_fp32_to_fp16_row(const float * x, ggml_fp16_t * y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = ggml_fp32_to_fp16(x[i]);
+}
+void ggml_bf16_to_fp32_row(const ggml_bf16_t * x, float * y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = ggml_bf16_to_fp32(x[i]);
+}
+void ggml_fp32_to_bf16_row(const float * x, ggml_bf16_t * y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = ggml_fp32_to_bf16(x[i]);
+}

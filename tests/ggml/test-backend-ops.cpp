@@ -1,0 +1,143 @@
+// Every op of ggml/ggml.h on the CPU backend — each ISA path this CPU has (scalar, avx2,
+// avx512) with 1 and 3 threads — against a double-precision reference on random inputs:
+// odd sizes, views, permuted/transposed inputs, broadcasting, F32/F16/BF16. A failure names
+// the case (op, types, shapes), the ISA and the thread count.
+//
+// Set INFERD_BACKEND_OPS_VERBOSE=1 to print the NMSE of every case and backend.
+
+#include "backend-ops-block.h"
+
+#include "ggml/alloc.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace {
+
+using namespace bops;
+
+TEST(backend_ops, backends_cover_every_isa_path) {
+    const ggml_cpu_isa best = ggml_cpu_detect_features().best_isa();
+    ASSERT_EQ(backends().size(), 2u * (static_cast<size_t>(best) + 1));
+    for (const backend_entry & be : backends()) {
+        ASSERT_TRUE(be.backend) << be.label;
+        EXPECT_TRUE(ggml_backend_is_cpu(be.backend.get())) << be.label;
+        EXPECT_EQ(ggml_backend_cpu_get_isa(be.backend.get()), be.isa) << be.label;
+    }
+}
+
+TEST(backend_ops, get_rows) { check_cases(cases_get_rows()); }
+TEST(backend_ops, set_rows) { check_cases(cases_set_rows()); }
+TEST(backend_ops, index_out_of_range_fails) { check_cases(cases_index_errors()); }
+TEST(backend_ops, add) { check_cases(cases_binary(GGML_OP_ADD)); }
+TEST(backend_ops, mul) { check_cases(cases_binary(GGML_OP_MUL)); }
+TEST(backend_ops, scale) { check_cases(cases_scale()); }
+TEST(backend_ops, rms_norm) { check_cases(cases_norm(true)); }
+TEST(backend_ops, norm) { check_cases(cases_norm(false)); }
+TEST(backend_ops, mul_mat) { check_cases(cases_mul_mat()); }
+TEST(backend_ops, rope) { check_cases(cases_rope()); }
+TEST(backend_ops, soft_max) { check_cases(cases_soft_max()); }
+TEST(backend_ops, silu) { check_cases(cases_activation(GGML_OP_SILU)); }
+TEST(backend_ops, gelu) { check_cases(cases_activation(GGML_OP_GELU)); }
+TEST(backend_ops, swiglu) { check_cases(cases_activation(GGML_OP_SWIGLU)); }
+TEST(backend_ops, cpy) { check_cases(cases_cpy()); }
+TEST(backend_ops, cont) { check_cases(cases_cont()); }
+TEST(backend_ops, concat) { check_cases(cases_concat()); }
+TEST(backend_ops, argmax) { check_cases(cases_argmax()); }
+
+// The reference itself, on values worked out by hand.
+TEST(backend_ops_reference, f16_bf16_conversions) {
+    EXPECT_EQ(double_to_f16_bits(1.0), 0x3c00);
+    EXPECT_EQ(double_to_f16_bits(65504.0), 0x7bff);
+    EXPECT_EQ(double_to_f16_bits(65520.0), 0x7c00);             // halfway to 2^16 rounds to even: inf
+    EXPECT_EQ(double_to_f16_bits(1.0 + std::ldexp(1.0, -11)), 0x3c00);      // tie to even
+    EXPECT_EQ(double_to_f16_bits(1.0 + 3 * std::ldexp(1.0, -11)), 0x3c02);  // tie to even (up)
+    EXPECT_EQ(double_to_f16_bits(std::ldexp(1.0, -24)), 0x0001);            // smallest subnormal
+    EXPECT_EQ(double_to_f16_bits(std::ldexp(1.0, -25)), 0x0000);            // tie to even: 0
+    EXPECT_EQ(double_to_f16_bits(-2.0), 0xc000);
+    EXPECT_EQ(f16_bits_to_double(0x3555), 0.333251953125);
+    EXPECT_EQ(f16_bits_to_double(0x0001), std::ldexp(1.0, -24));
+    EXPECT_EQ(float_to_bf16_bits(1.0f), 0x3f80);
+    EXPECT_EQ(float_to_bf16_bits(1.0f + std::ldexp(1.0f, -8)), 0x3f80);     // tie to even
+    EXPECT_EQ(float_to_bf16_bits(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3f82);
+    EXPECT_EQ(bf16_bits_to_double(0xc040), -3.0);
+}
+
+TEST(backend_ops_reference, rope_yarn_ramp) {
+    // n_dims 32, n_ctx_orig 4096, base 1e4: the ramp runs from pair 5 (floor 5.236) to 12 (ceil 11.257).
+    ggml_rope_params p = rope_yarn(32, GGML_ROPE_TYPE_NORMAL, 4096, 0.25f, 1.0f, 1.0f, 32.0f, 1.0f);
+    EXPECT_NEAR(rope_yarn_pair_index(32.0, 32, 4096, 1e4), 5.23612, 1e-4);
+    EXPECT_NEAR(rope_yarn_pair_index(1.0, 32, 4096, 1e4), 11.25672, 1e-4);
+    double theta, mscale;
+    ref_rope_angle(p, 100.0, 3, &theta, &mscale);           // below the ramp: extrapolated
+    EXPECT_NEAR(theta, 100.0 * std::pow(1e4, -6.0 / 32), 1e-12);
+    EXPECT_NEAR(mscale, 1.0 + 0.1 * std::log(4.0), 1e-7);
+    ref_rope_angle(p, 100.0, 14, &theta, &mscale);          // past the ramp: interpolated
+    EXPECT_NEAR(theta, 25.0 * std::pow(1e4, -28.0 / 32), 1e-12);
+    ref_rope_angle(p, 100.0, 8, &theta, &mscale);           // 3/7 of the way: gamma = 4/7
+    const double ext = 100.0 * std::pow(1e4, -16.0 / 32);
+    EXPECT_NEAR(theta, ext * 0.25 * (3.0 / 7.0) + ext * (4.0 / 7.0), 1e-12);
+}
+
+// Computes the block with every tensor allocated separately, and through the graph allocator.
+struct block_result {
+    std::vector<uint8_t> bytes;
+    dt value;
+};
+
+block_result block_run(backend_entry & be, const block_model & m, bool use_gallocr, dt * ref) {
+    ggml_init_params ip;
+    ip.mem_size = 128 * ggml_tensor_overhead() + ggml_graph_overhead();
+    ip.no_alloc = true;
+    ggml_context_ptr ctx(ggml_init(ip));
+    const block_io io = block_build(ctx.get(), m);
+    ggml_cgraph * gf = ggml_new_graph(ctx.get());
+    ggml_build_forward_expand(gf, io.out);
+    ggml_gallocr galloc(ggml_backend_cpu_buffer_type());
+    ggml_backend_buffer_ptr buffer;
+    if (use_gallocr) {
+        // the comparison only means something when the allocator shares memory
+        const ggml_galloc_plan plan = ggml_galloc_plan_graph(gf, ggml_backend_cpu_buffer_type());
+        EXPECT_LT(plan.peak, plan.naive) << be.label << ": the allocator reused no memory";
+        EXPECT_TRUE(std::any_of(plan.entries.begin(), plan.entries.end(), [](const auto & e) { return e.in_place; }))
+            << be.label << ": the allocator computed nothing in place";
+        EXPECT_TRUE(galloc.reserve(gf)) << be.label;
+        EXPECT_TRUE(galloc.alloc_graph(gf)) << be.label;
+    } else {
+        buffer = ggml_backend_alloc_ctx_tensors(ctx.get(), ggml_backend_cpu_buffer_type());
+        EXPECT_TRUE(buffer) << be.label;
+    }
+    const block_inputs in;
+    in.set(io);
+    if (ref) *ref = block_reference(m, read_tensor(io.x), read_tensor(io.pos), read_tensor(io.mask));
+    EXPECT_EQ(be.backend->graph_compute(gf), GGML_STATUS_SUCCESS) << be.label;
+    block_result r{read_bytes(io.out), read_tensor(io.out)};
+    if (use_gallocr) {  // the same graph again, placed again: the same result
+        EXPECT_TRUE(galloc.alloc_graph(gf)) << be.label;
+        in.set(io);
+        EXPECT_EQ(be.backend->graph_compute(gf), GGML_STATUS_SUCCESS) << be.label;
+        EXPECT_TRUE(read_bytes(io.out) == r.bytes) << be.label << ": second run through the allocator differs";
+    }
+    return r;
+}
+
+TEST(backend_ops, transformer_block_gallocr_matches_separate_allocation) {
+    const block_model m;
+    dt ref;
+    op_case cmp;  // comparison settings: BF16 FFN weights dominate the rounding error
+    cmp.name = "mini transformer block";
+    cmp.max_nmse = 5e-5;
+    for (backend_entry & be : backends()) {
+        const block_result separate = block_run(be, m, false, ref.v.empty() ? &ref : nullptr);
+        const block_result pooled = block_run(be, m, true, nullptr);
+        EXPECT_TRUE(separate.bytes == pooled.bytes) << be.label << ": graph allocator result differs from separate allocation";
+        ASSERT_EQ(separate.value.ne, ref.ne);
+        const compare_stats s = compare_values(cmp, ref, separate.value, GGML_TYPE_F32);
+        if (verbose()) std::printf("[bops] %-70s %-22s nmse=%.3e\n", cmp.name.c_str(), be.label.c_str(), s.nmse);
+        EXPECT_EQ(s.n_nonfinite, 0) << be.label;
+        EXPECT_LE(s.nmse, cmp.max_nmse) << be.label << ": block differs from the double reference";
+    }
+}
+
+}  // namespace
