@@ -14,6 +14,7 @@ endif()
 # Flags of the translation units that hold one instruction-set path of a kernel. They are
 # only called after a CPUID check, so the portable build stays runnable on any x86-64 CPU.
 set(INFERD_FLAGS_AVX2 -mavx2 -mfma -mf16c)
+# -Wno-maybe-uninitialized: GCC 12's AVX-512 intrinsic headers trip false positives (bug 105593).
 set(INFERD_FLAGS_AVX512 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mavx512bf16 -mavx2 -mfma -mf16c -Wno-maybe-uninitialized)
 
 # CUDA: AUTO turns it on when nvcc is found. The CUDA backend arrives with its own issue; the

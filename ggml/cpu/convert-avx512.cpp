@@ -2,7 +2,11 @@
 #include "convert-isa.h"
 
 #include <cstring>
+// GCC 12's AVX-512 intrinsics trip -Wuninitialized false positives (GCC bug 105593).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
+#pragma GCC diagnostic pop
 
 namespace {
 

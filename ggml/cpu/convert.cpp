@@ -6,8 +6,8 @@
 
 namespace {
 
-void copy_f32(const void * src, float * dst, int64_t n) { std::memcpy(dst, src, size_t(n) * 4); }
-void copy_to_f32(const float * src, void * dst, int64_t n) { std::memcpy(dst, src, size_t(n) * 4); }
+void copy_f32(const void * src, float * dst, int64_t n) { std::memmove(dst, src, size_t(n) * 4); }
+void copy_to_f32(const float * src, void * dst, int64_t n) { std::memmove(dst, src, size_t(n) * 4); }
 
 template <void (*F)(const uint16_t *, float *, int64_t)>
 void to_f32(const void * x, float * y, int64_t n) { F(static_cast<const uint16_t *>(x), y, n); }

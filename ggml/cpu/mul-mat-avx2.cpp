@@ -22,7 +22,8 @@ constexpr int k_mr = 16;        // rows of a per register tile (two vectors)
 constexpr int k_nr = 6;         // columns per register tile (= B panel width)
 constexpr int64_t k_mc = 64;    // rows of a per job
 constexpr int64_t k_kc = 256;   // k per packed block
-constexpr int64_t k_prefetch = 4096;  // bytes ahead in a weight row (dot kernels)
+// Bytes ahead in a weight row that the dot kernels prefetch (one row / 4 interleaved rows).
+constexpr int64_t k_prefetch_1 = 4096, k_prefetch_4 = 2048;
 constexpr int64_t k_dot_cols = 2;
 
 inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -42,7 +43,8 @@ struct load_f32 {
 struct load_f16 {
     static constexpr int64_t size = 2;  // bytes per element
     static __m256 full(const char * p, int64_t i) {
-        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(reinterpret_cast<const uint16_t *>(p) + i)));
+        const uint16_t * h = reinterpret_cast<const uint16_t *>(p) + i;
+        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(h)));
     }
     static __m256 part(const char * p, int64_t i, int64_t n) {
         alignas(16) uint16_t t[8] = {};
@@ -73,56 +75,88 @@ float hsum(__m256 v) {
 
 // ---- dot kernels ----
 
-// One weight row at a time against C columns (a single sequential stream per thread), U steps
-// of 8 k unrolled for U * C independent accumulators, and a software prefetch k_prefetch bytes
-// ahead in the row.
-template <typename W, int C>
-void dot_row(int64_t k, const char * a, const char * b, size_t ldb, float * y, int64_t ldy) {
-    constexpr int U = 4 / C;
+// R weight rows against C columns, U steps of 8 k unrolled for U * R * C independent
+// accumulators, and a software prefetch ahead in each row. Mat-vec (C = 1) takes one row at a
+// time up to k_dot_long_k (one sequential stream per thread reads memory fastest); with more
+// columns or longer rows 4 rows share each load of b. See mul-mat-avx512.cpp.
+template <typename W, int R, int C>
+void dot_block(int64_t k, const char * a, size_t lda, const char * b, size_t ldb, float * y, int64_t ldy) {
+    constexpr int U = R * C >= 4 ? 1 : 4 / (R * C);
     constexpr int64_t step = 8 * U;
-    __m256 acc[U][C];
+    __m256 acc[U][R][C];
+#pragma GCC unroll 16
     for (int u = 0; u < U; ++u)
-        for (int c = 0; c < C; ++c) acc[u][c] = _mm256_setzero_ps();
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r)
+#pragma GCC unroll 16
+            for (int c = 0; c < C; ++c) acc[u][r][c] = _mm256_setzero_ps();
     int64_t i = 0;
     for (; i + step <= k; i += step) {
-        for (int64_t off = 0; off < step * W::size; off += 64) {
-            _mm_prefetch(a + i * W::size + k_prefetch + off, _MM_HINT_T0);
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+            for (int64_t off = 0; off < step * W::size; off += 64) {
+                _mm_prefetch(a + r * lda + i * W::size + (R == 1 ? k_prefetch_1 : k_prefetch_4) + off, _MM_HINT_T0);
+            }
         }
+#pragma GCC unroll 16
         for (int u = 0; u < U; ++u) {
-            const __m256 av = W::full(a, i + 8 * u);
-            for (int c = 0; c < C; ++c) {
-                acc[u][c] = _mm256_fmadd_ps(av, load_f32::full(b + c * ldb, i + 8 * u), acc[u][c]);
+            __m256 bv[C];
+#pragma GCC unroll 16
+            for (int c = 0; c < C; ++c) bv[c] = load_f32::full(b + c * ldb, i + 8 * u);
+#pragma GCC unroll 16
+            for (int r = 0; r < R; ++r) {
+                const __m256 av = W::full(a + r * lda, i + 8 * u);
+#pragma GCC unroll 16
+                for (int c = 0; c < C; ++c) acc[u][r][c] = _mm256_fmadd_ps(av, bv[c], acc[u][r][c]);
             }
         }
     }
     for (; i < k; i += 8) {
         const int64_t n = k - i;
-        const __m256 av = n >= 8 ? W::full(a, i) : W::part(a, i, n);
-        for (int c = 0; c < C; ++c) {
-            const __m256 bv = n >= 8 ? load_f32::full(b + c * ldb, i) : load_f32::part(b + c * ldb, i, n);
-            acc[0][c] = _mm256_fmadd_ps(av, bv, acc[0][c]);
+        __m256 bv[C];
+#pragma GCC unroll 16
+        for (int c = 0; c < C; ++c) bv[c] = n >= 8 ? load_f32::full(b + c * ldb, i) : load_f32::part(b + c * ldb, i, n);
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r) {
+            const __m256 av = n >= 8 ? W::full(a + r * lda, i) : W::part(a + r * lda, i, n);
+#pragma GCC unroll 16
+            for (int c = 0; c < C; ++c) acc[0][r][c] = _mm256_fmadd_ps(av, bv[c], acc[0][r][c]);
         }
     }
-    for (int c = 0; c < C; ++c) {
-        __m256 s = acc[0][c];
-        for (int u = 1; u < U; ++u) s = _mm256_add_ps(s, acc[u][c]);
-        y[c * ldy] = hsum(s);
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+        for (int c = 0; c < C; ++c) {
+            __m256 s = acc[0][r][c];
+#pragma GCC unroll 16
+            for (int u = 1; u < U; ++u) s = _mm256_add_ps(s, acc[u][r][c]);
+            y[c * ldy + r] = hsum(s);
+        }
     }
 }
 
-using dot_row_fn = void (*)(int64_t, const char *, const char *, size_t, float *, int64_t);
+using dot_block_fn = void (*)(int64_t, const char *, size_t, const char *, size_t, float *, int64_t);
+
+// Past this k a column of F32 activations (> 32 KiB) no longer stays in L1 next to the weight
+// stream, and 4 rows sharing each load of it beat the single stream (measured: k = 8192 one
+// row is faster, k = 11008 and 14336 four rows are).
+constexpr int64_t k_dot_long_k = 8192;
 
 template <typename W>
 void dot_rows(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc, float * y,
               int64_t ldy) {
-    static constexpr dot_row_fn by_cols[k_dot_cols] = {dot_row<W, 1>, dot_row<W, 2>};
+    static constexpr dot_block_fn rows4[k_dot_cols] = {dot_block<W, 4, 1>, dot_block<W, 4, 2>};
+    static constexpr dot_block_fn rows1[k_dot_cols] = {dot_block<W, 1, 1>, dot_block<W, 1, 2>};
     const char * pa = static_cast<const char *>(a);
     const char * pb = static_cast<const char *>(b);
-    for (int64_t r = 0; r < nr; ++r) {
+    for (int64_t r = 0; r < nr;) {
+        const bool four = (nc > 1 || k > k_dot_long_k) && nr - r >= 4;
         for (int64_t c = 0; c < nc; c += k_dot_cols) {
             const int64_t cn = min64(k_dot_cols, nc - c);
-            by_cols[cn - 1](k, pa + r * lda, pb + c * ldb, ldb, y + c * ldy + r, ldy);
+            (four ? rows4 : rows1)[cn - 1](k, pa + r * lda, lda, pb + c * ldb, ldb, y + c * ldy + r, ldy);
         }
+        r += four ? 4 : 1;
     }
 }
 
@@ -131,16 +165,19 @@ void dot_rows(int64_t k, const void * a, size_t lda, int64_t nr, const void * b,
 // In place: v[i] (row i, 8 columns) becomes column i of the block.
 void transpose8(__m256 v[8]) {
     __m256 t[8], s[8];
+#pragma GCC unroll 16
     for (int i = 0; i < 4; ++i) {
         t[2 * i] = _mm256_unpacklo_ps(v[2 * i], v[2 * i + 1]);
         t[2 * i + 1] = _mm256_unpackhi_ps(v[2 * i], v[2 * i + 1]);
     }
+#pragma GCC unroll 16
     for (int j = 0; j < 2; ++j) {
         s[4 * j + 0] = _mm256_shuffle_ps(t[4 * j], t[4 * j + 2], 0x44);
         s[4 * j + 1] = _mm256_shuffle_ps(t[4 * j], t[4 * j + 2], 0xEE);
         s[4 * j + 2] = _mm256_shuffle_ps(t[4 * j + 1], t[4 * j + 3], 0x44);
         s[4 * j + 3] = _mm256_shuffle_ps(t[4 * j + 1], t[4 * j + 3], 0xEE);
     }
+#pragma GCC unroll 16
     for (int c = 0; c < 4; ++c) {
         v[c] = _mm256_permute2f128_ps(s[c], s[4 + c], 0x20);
         v[4 + c] = _mm256_permute2f128_ps(s[c], s[4 + c], 0x31);
@@ -151,10 +188,12 @@ void transpose8(__m256 v[8]) {
 // m are zero.
 template <typename W>
 void pack_a(const char * a, size_t lda, int64_t m, int64_t k0, int64_t kc, float * ap) {
+#pragma GCC unroll 16
     for (int h = 0; h < 2; ++h) {
         for (int64_t kb = 0; kb < kc; kb += 8) {
             const int64_t kn = min64(8, kc - kb);
             __m256 v[8];
+#pragma GCC unroll 16
             for (int i = 0; i < 8; ++i) {
                 const int64_t row = h * 8 + i;
                 if (row >= m) v[i] = _mm256_setzero_ps();
@@ -162,7 +201,10 @@ void pack_a(const char * a, size_t lda, int64_t m, int64_t k0, int64_t kc, float
                 else v[i] = W::part(a + row * lda, k0 + kb, kn);
             }
             transpose8(v);
-            for (int64_t kk = 0; kk < kn; ++kk) _mm256_store_ps(ap + (kb + kk) * k_mr + h * 8, v[kk]);
+#pragma GCC unroll 8
+            for (int kk = 0; kk < 8; ++kk) {
+                if (kk < kn) _mm256_store_ps(ap + (kb + kk) * k_mr + h * 8, v[kk]);
+            }
         }
     }
 }
@@ -175,6 +217,7 @@ void pack_b(const uint32_t * const * rows, int64_t n, uint32_t * panel) {
     for (int64_t e0 = 0; e0 < n; e0 += 8) {
         const int64_t en = min64(8, n - e0);
         __m256 v[8];
+#pragma GCC unroll 16
         for (int j = 0; j < 8; ++j) {
             if (j >= k_nr || !rows[j]) {
                 v[j] = _mm256_setzero_ps();
@@ -185,7 +228,10 @@ void pack_b(const uint32_t * const * rows, int64_t n, uint32_t * panel) {
             }
         }
         transpose8(v);
-        for (int64_t e = 0; e < en; ++e) _mm256_maskstore_ps(reinterpret_cast<float *>(panel + (e0 + e) * k_nr), keep, v[e]);
+#pragma GCC unroll 8
+        for (int e = 0; e < 8; ++e) {
+            if (e < en) _mm256_maskstore_ps(reinterpret_cast<float *>(panel + (e0 + e) * k_nr), keep, v[e]);
+        }
     }
 }
 
@@ -240,7 +286,8 @@ void gemm(const ggml_mul_mat_gemm_args & g) {
             pack_a<W>(a + q * k_mr * g.lda, g.lda, min64(k_mr, g.m - q * k_mr), k0, kc, ap + q * k_kc * k_mr);
         }
         for (int64_t p = 0; p < n_panels; ++p) {
-            const float * bp = reinterpret_cast<const float *>(static_cast<const char *>(g.bp) + p * g.bp_stride) + k0 * k_nr;
+            const char * panel = static_cast<const char *>(g.bp) + p * g.bp_stride;
+            const float * bp = reinterpret_cast<const float *>(panel) + k0 * k_nr;
             const int64_t nn = min64(k_nr, g.n - p * k_nr);
             for (int64_t q = 0; q < n_tiles_m; ++q) {
                 tile_f32(kc, ap + q * k_kc * k_mr, bp, g.d + p * k_nr * g.ldd + q * k_mr, g.ldd,

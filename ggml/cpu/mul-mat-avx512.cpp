@@ -22,14 +22,22 @@ namespace {
 constexpr int k_mr = 32;        // rows of a per register tile (two vectors)
 constexpr int k_nr = 12;        // columns per register tile (= B panel width)
 constexpr int64_t k_mc = 128;   // rows of a per job
-constexpr int64_t k_kc = 192;   // k per packed block (even: BF16 packs pairs); 32 x 192 x 4 B of a stay in L1
-constexpr int64_t k_prefetch = 4096;  // bytes ahead in a weight row (dot kernels)
+// k per packed block (even: BF16 packs pairs): a 32 x 192 F32 panel of a (24 KiB) and a 192 x 12
+// slice of b (9 KiB) stay in L1 while a tile runs (measured: 256 was ~15% slower for F32).
+constexpr int64_t k_kc = 192;
+// Bytes ahead in a weight row that the dot kernels prefetch: one row at a time (mat-vec)
+// or 4 interleaved rows (measured best on the reference machine).
+constexpr int64_t k_prefetch_1 = 4096, k_prefetch_4 = 2048;
 constexpr int64_t k_dot_cols = 4;
 
 inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 // Lanes [0, n) set (n clamped to [0, lanes]).
-inline __mmask16 mask16(int64_t n) { return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1u); }
-inline __mmask32 mask32(int64_t n) { return n >= 32 ? __mmask32(0xffffffffu) : n <= 0 ? __mmask32(0) : __mmask32((1u << n) - 1u); }
+inline __mmask16 mask16(int64_t n) {
+    return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1u);
+}
+inline __mmask32 mask32(int64_t n) {
+    return n >= 32 ? __mmask32(0xffffffffu) : n <= 0 ? __mmask32(0) : __mmask32((1u << n) - 1u);
+}
 
 // ---- weight loaders: 16 lanes of F32 from element i of a row (masked: lanes past n are 0) ----
 
@@ -44,7 +52,8 @@ struct load_f32 {
 struct load_f16 {
     static constexpr int64_t size = 2;  // bytes per element
     static __m512 full(const char * p, int64_t i) {
-        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(reinterpret_cast<const uint16_t *>(p) + i)));
+        const uint16_t * h = reinterpret_cast<const uint16_t *>(p) + i;
+        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(h)));
     }
     static __m512 part(const char * p, int64_t i, int64_t n) {
         return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask16(n), reinterpret_cast<const uint16_t *>(p) + i));
@@ -64,57 +73,92 @@ struct load_bf16 {
 
 // ---- dot kernels ----
 
-// One weight row at a time against C columns: a single sequential stream per thread (several
-// interleaved row streams read memory markedly slower here), U steps of 16 k unrolled so that
-// U * C independent accumulators hide the FMA latency, and a software prefetch k_prefetch bytes
-// ahead in the row (running on into the next rows of a contiguous matrix).
-template <typename W, int C>
-void dot_row(int64_t k, const char * a, const char * b, size_t ldb, float * y, int64_t ldy) {
-    constexpr int U = C >= 3 ? 1 : 4 / C;
+// R weight rows against C columns of activations, U steps of 16 k unrolled so that U * R * C
+// independent accumulators hide the FMA latency, and a software prefetch k_prefetch_R bytes
+// ahead in each row (running on into the next rows of a contiguous matrix). Mat-vec (C = 1)
+// takes one row at a time up to k_dot_long_k: a single sequential stream per thread reads
+// memory markedly faster here than several interleaved row streams. With more columns (or
+// longer rows) 4 rows share each load of b.
+template <typename W, int R, int C>
+void dot_block(int64_t k, const char * a, size_t lda, const char * b, size_t ldb, float * y, int64_t ldy) {
+    constexpr int U = R * C >= 4 ? 1 : 4 / (R * C);
     constexpr int64_t step = 16 * U;
-    __m512 acc[U][C];
+    __m512 acc[U][R][C];
+#pragma GCC unroll 16
     for (int u = 0; u < U; ++u)
-        for (int c = 0; c < C; ++c) acc[u][c] = _mm512_setzero_ps();
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r)
+#pragma GCC unroll 16
+            for (int c = 0; c < C; ++c) acc[u][r][c] = _mm512_setzero_ps();
     int64_t i = 0;
     for (; i + step <= k; i += step) {
-        for (int64_t off = 0; off < step * W::size; off += 64) {
-            _mm_prefetch(a + i * W::size + k_prefetch + off, _MM_HINT_T0);
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+            for (int64_t off = 0; off < step * W::size; off += 64) {
+                _mm_prefetch(a + r * lda + i * W::size + (R == 1 ? k_prefetch_1 : k_prefetch_4) + off, _MM_HINT_T0);
+            }
         }
+#pragma GCC unroll 16
         for (int u = 0; u < U; ++u) {
-            const __m512 av = W::full(a, i + 16 * u);
-            for (int c = 0; c < C; ++c) {
-                acc[u][c] = _mm512_fmadd_ps(av, load_f32::full(b + c * ldb, i + 16 * u), acc[u][c]);
+            __m512 bv[C];
+#pragma GCC unroll 16
+            for (int c = 0; c < C; ++c) bv[c] = load_f32::full(b + c * ldb, i + 16 * u);
+#pragma GCC unroll 16
+            for (int r = 0; r < R; ++r) {
+                const __m512 av = W::full(a + r * lda, i + 16 * u);
+#pragma GCC unroll 16
+                for (int c = 0; c < C; ++c) acc[u][r][c] = _mm512_fmadd_ps(av, bv[c], acc[u][r][c]);
             }
         }
     }
     for (; i < k; i += 16) {
         const int64_t n = k - i;
-        const __m512 av = n >= 16 ? W::full(a, i) : W::part(a, i, n);
-        for (int c = 0; c < C; ++c) {
-            const __m512 bv = n >= 16 ? load_f32::full(b + c * ldb, i) : load_f32::part(b + c * ldb, i, n);
-            acc[0][c] = _mm512_fmadd_ps(av, bv, acc[0][c]);
+        __m512 bv[C];
+#pragma GCC unroll 16
+        for (int c = 0; c < C; ++c) bv[c] = n >= 16 ? load_f32::full(b + c * ldb, i) : load_f32::part(b + c * ldb, i, n);
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r) {
+            const __m512 av = n >= 16 ? W::full(a + r * lda, i) : W::part(a + r * lda, i, n);
+#pragma GCC unroll 16
+            for (int c = 0; c < C; ++c) acc[0][r][c] = _mm512_fmadd_ps(av, bv[c], acc[0][r][c]);
         }
     }
-    for (int c = 0; c < C; ++c) {
-        __m512 s = acc[0][c];
-        for (int u = 1; u < U; ++u) s = _mm512_add_ps(s, acc[u][c]);
-        y[c * ldy] = _mm512_reduce_add_ps(s);
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+        for (int c = 0; c < C; ++c) {
+            __m512 s = acc[0][r][c];
+#pragma GCC unroll 16
+            for (int u = 1; u < U; ++u) s = _mm512_add_ps(s, acc[u][r][c]);
+            y[c * ldy + r] = _mm512_reduce_add_ps(s);
+        }
     }
 }
 
-using dot_row_fn = void (*)(int64_t, const char *, const char *, size_t, float *, int64_t);
+using dot_block_fn = void (*)(int64_t, const char *, size_t, const char *, size_t, float *, int64_t);
+
+// Past this k a column of F32 activations (> 32 KiB) no longer stays in L1 next to the weight
+// stream, and 4 rows sharing each load of it beat the single stream (measured: k = 8192 one
+// row is faster, k = 11008 and 14336 four rows are).
+constexpr int64_t k_dot_long_k = 8192;
 
 template <typename W>
 void dot_rows(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc, float * y,
               int64_t ldy) {
-    static constexpr dot_row_fn by_cols[k_dot_cols] = {dot_row<W, 1>, dot_row<W, 2>, dot_row<W, 3>, dot_row<W, 4>};
+    static constexpr dot_block_fn rows4[k_dot_cols] = {dot_block<W, 4, 1>, dot_block<W, 4, 2>, dot_block<W, 4, 3>,
+                                                       dot_block<W, 4, 4>};
+    static constexpr dot_block_fn rows1[k_dot_cols] = {dot_block<W, 1, 1>, dot_block<W, 1, 2>, dot_block<W, 1, 3>,
+                                                       dot_block<W, 1, 4>};
     const char * pa = static_cast<const char *>(a);
     const char * pb = static_cast<const char *>(b);
-    for (int64_t r = 0; r < nr; ++r) {
+    for (int64_t r = 0; r < nr;) {
+        const bool four = (nc > 1 || k > k_dot_long_k) && nr - r >= 4;
         for (int64_t c = 0; c < nc; c += k_dot_cols) {
             const int64_t cn = min64(k_dot_cols, nc - c);
-            by_cols[cn - 1](k, pa + r * lda, pb + c * ldb, ldb, y + c * ldy + r, ldy);
+            (four ? rows4 : rows1)[cn - 1](k, pa + r * lda, lda, pb + c * ldb, ldb, y + c * ldy + r, ldy);
         }
+        r += four ? 4 : 1;
     }
 }
 
@@ -125,16 +169,19 @@ inline __m512bh as_bh(__m512i v) { return (__m512bh) v; }
 // In place: v[i] (row i, 16 columns) becomes column i of the block.
 void transpose16(__m512 v[16]) {
     __m512 t[16], u[16];
+#pragma GCC unroll 16
     for (int i = 0; i < 8; ++i) {
         t[2 * i] = _mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]);
         t[2 * i + 1] = _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]);
     }
+#pragma GCC unroll 16
     for (int j = 0; j < 4; ++j) {
         u[4 * j + 0] = _mm512_shuffle_ps(t[4 * j], t[4 * j + 2], 0x44);
         u[4 * j + 1] = _mm512_shuffle_ps(t[4 * j], t[4 * j + 2], 0xEE);
         u[4 * j + 2] = _mm512_shuffle_ps(t[4 * j + 1], t[4 * j + 3], 0x44);
         u[4 * j + 3] = _mm512_shuffle_ps(t[4 * j + 1], t[4 * j + 3], 0xEE);
     }
+#pragma GCC unroll 16
     for (int c = 0; c < 4; ++c) {
         const __m512 v0 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x44);
         const __m512 v1 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xEE);
@@ -151,10 +198,12 @@ void transpose16(__m512 v[16]) {
 // Rows past m are zero.
 template <typename W>
 void pack_a_f32(const char * a, size_t lda, int64_t m, int64_t k0, int64_t kc, float * ap) {
+#pragma GCC unroll 16
     for (int h = 0; h < 2; ++h) {
         for (int64_t kb = 0; kb < kc; kb += 16) {
             const int64_t kn = min64(16, kc - kb);
             __m512 v[16];
+#pragma GCC unroll 16
             for (int i = 0; i < 16; ++i) {
                 const int64_t row = h * 16 + i;
                 if (row >= m) v[i] = _mm512_setzero_ps();
@@ -162,7 +211,10 @@ void pack_a_f32(const char * a, size_t lda, int64_t m, int64_t k0, int64_t kc, f
                 else v[i] = W::part(a + row * lda, k0 + kb, kn);
             }
             transpose16(v);
-            for (int64_t kk = 0; kk < kn; ++kk) _mm512_store_ps(ap + (kb + kk) * k_mr + h * 16, v[kk]);
+#pragma GCC unroll 16
+            for (int kk = 0; kk < 16; ++kk) {
+                if (kk < kn) _mm512_store_ps(ap + (kb + kk) * k_mr + h * 16, v[kk]);
+            }
         }
     }
 }
@@ -171,11 +223,13 @@ void pack_a_f32(const char * a, size_t lda, int64_t m, int64_t k0, int64_t kc, f
 // read as 0) as pairs: 32-bit lane ap[p * 32 + i] = (a_i[k0 + 2p], a_i[k0 + 2p + 1]).
 void pack_a_bf16_pairs(const char * a, size_t lda, int64_t m, int64_t k0, int64_t kc, int64_t k_end, uint32_t * ap) {
     const int64_t np = (kc + 1) / 2;
+#pragma GCC unroll 16
     for (int h = 0; h < 2; ++h) {
         for (int64_t pb = 0; pb < np; pb += 16) {
             const int64_t e0 = k0 + 2 * pb;
             const __mmask32 msk = mask32(k_end - e0);
             __m512 v[16];
+#pragma GCC unroll 16
             for (int i = 0; i < 16; ++i) {
                 const int64_t row = h * 16 + i;
                 if (row >= m) {
@@ -187,7 +241,10 @@ void pack_a_bf16_pairs(const char * a, size_t lda, int64_t m, int64_t k0, int64_
             }
             transpose16(v);
             const int64_t pn = min64(16, np - pb);
-            for (int64_t pp = 0; pp < pn; ++pp) _mm512_store_ps(reinterpret_cast<float *>(ap + (pb + pp) * k_mr + h * 16), v[pp]);
+#pragma GCC unroll 16
+            for (int pp = 0; pp < 16; ++pp) {
+                if (pp < pn) _mm512_store_ps(reinterpret_cast<float *>(ap + (pb + pp) * k_mr + h * 16), v[pp]);
+            }
         }
     }
 }
@@ -200,11 +257,15 @@ void pack_b(const uint32_t * const * rows, int64_t n, uint32_t * panel) {
         const int64_t en = min64(16, n - e0);
         const __mmask16 m = mask16(en);
         __m512 v[16];
+#pragma GCC unroll 16
         for (int j = 0; j < 16; ++j) {
-            v[j] = j < k_nr && rows[j] ? _mm512_castsi512_ps(_mm512_maskz_loadu_epi32(m, rows[j] + e0)) : _mm512_setzero_ps();
+            const bool real = j < k_nr && rows[j];
+            v[j] = real ? _mm512_castsi512_ps(_mm512_maskz_loadu_epi32(m, rows[j] + e0)) : _mm512_setzero_ps();
         }
         transpose16(v);
-        for (int64_t e = 0; e < en; ++e) {
+#pragma GCC unroll 16
+        for (int e = 0; e < 16; ++e) {
+            if (e >= en) break;
             _mm512_mask_storeu_ps(reinterpret_cast<float *>(panel + (e0 + e) * k_nr), __mmask16((1u << k_nr) - 1u), v[e]);
         }
     }
@@ -213,7 +274,8 @@ void pack_b(const uint32_t * const * rows, int64_t n, uint32_t * panel) {
 // ---- register tiles: 32 rows x 12 columns ----
 
 // Adds (or stores, when first) the tile to d[j * ldd + i] for i < m, j < n.
-void tile_store(__m512 c[k_nr][2], float * d, int64_t ldd, int64_t m, int64_t n, bool first) {
+inline __attribute__((always_inline)) void tile_store(__m512 c[k_nr][2], float * d, int64_t ldd, int64_t m, int64_t n,
+                                                      bool first) {
     const __mmask16 m0 = mask16(m), m1 = m > 16 ? mask16(m - 16) : __mmask16(0);
 #pragma GCC unroll 12
     for (int j = 0; j < k_nr; ++j) {
@@ -281,7 +343,8 @@ void gemm_f32(const ggml_mul_mat_gemm_args & g) {
             pack_a_f32<W>(a + q * k_mr * g.lda, g.lda, min64(k_mr, g.m - q * k_mr), k0, kc, ap + q * k_kc * k_mr);
         }
         for (int64_t p = 0; p < n_panels; ++p) {
-            const float * bp = reinterpret_cast<const float *>(static_cast<const char *>(g.bp) + p * g.bp_stride) + k0 * k_nr;
+            const char * panel = static_cast<const char *>(g.bp) + p * g.bp_stride;
+            const float * bp = reinterpret_cast<const float *>(panel) + k0 * k_nr;
             const int64_t nn = min64(k_nr, g.n - p * k_nr);
             for (int64_t q = 0; q < n_tiles_m; ++q) {
                 tile_f32(kc, ap + q * k_kc * k_mr, bp, g.d + p * k_nr * g.ldd + q * k_mr, g.ldd,

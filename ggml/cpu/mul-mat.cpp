@@ -68,6 +68,7 @@ mul_mat_plan mul_mat_make_plan(const ggml_tensor * dst, const ggml_mul_mat_kerne
         pl.vt = kt.gemm_vec_type[pl.ti];
         pl.convert = true;
         pl.nr = kt.gemm_nr;
+        GGML_ASSERT(pl.nr <= GGML_MUL_MAT_MAX_NR && kt.gemm_pack != nullptr);
         pl.kpair = kt.gemm_kpair[pl.ti];
         pl.n_panels = ceil_div(pl.n, pl.nr);
         pl.panel_bytes = ggml_mul_mat_panel_bytes(kt, pl.ti, pl.k);
@@ -114,7 +115,8 @@ const float * mul_mat_b_row(const ggml_tensor * b, int64_t n, int64_t i12, int64
     return tmp;
 }
 
-// Phase 1, dot path: every row of b converted to the kernels' type, rows back to back.
+// Phase 1, dot path: every row of b converted to the kernels' type (or, for F32, gathered),
+// rows back to back.
 void mul_mat_convert_rows(const ggml_compute_params & p, const mul_mat_plan & pl, const ggml_tensor * b,
                           const mul_mat_work & w) {
     const ggml_from_float_fn from_f32 = ggml_cpu_convert_for(p.isa).row_from_f32(pl.vt);
@@ -123,8 +125,13 @@ void mul_mat_convert_rows(const ggml_compute_params & p, const mul_mat_plan & pl
     ggml_cpu_parallel_for(p, n_rows, 16, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
             const int64_t n = r % pl.n, bi = r / pl.n;
-            const float * src = mul_mat_b_row(b, n, bi % pl.ne12, bi / pl.ne12, tmp);
-            from_f32(src, w.b + size_t(r) * pl.row_bytes, pl.k);
+            char * out = w.b + size_t(r) * pl.row_bytes;
+            if (pl.vt == GGML_TYPE_F32) {
+                const float * src = mul_mat_b_row(b, n, bi % pl.ne12, bi / pl.ne12, reinterpret_cast<float *>(out));
+                if (src != reinterpret_cast<const float *>(out)) std::memcpy(out, src, size_t(pl.k) * sizeof(float));
+            } else {
+                from_f32(mul_mat_b_row(b, n, bi % pl.ne12, bi / pl.ne12, tmp), out, pl.k);
+            }
         }
     });
 }
@@ -173,7 +180,8 @@ float * mul_mat_dst_batch(ggml_tensor * dst, const mul_mat_plan & pl, int64_t bi
     return reinterpret_cast<float *>(static_cast<char *>(dst->data) + i12 * dst->nb[2] + i13 * dst->nb[3]);
 }
 
-// Phase 2, dot path: jobs are chunks of rows of one batch (a multiple of 4 rows).
+// Phase 2, dot path: jobs are chunks of rows of one batch (multiples of 16 rows, so that two
+// threads never write the same cache line of dst).
 void mul_mat_run_dot(const ggml_compute_params & p, const mul_mat_plan & pl, ggml_tensor * dst,
                      const mul_mat_work & w) {
     const ggml_tensor * a = dst->src[0];
@@ -181,7 +189,7 @@ void mul_mat_run_dot(const ggml_compute_params & p, const mul_mat_plan & pl, ggm
     const int64_t n_batches = mul_mat_n_batches(pl);
     // about 8 jobs per thread, so that threads that finish early pick up the rest
     const int64_t chunks_per_batch = std::max<int64_t>(1, ceil_div(8 * p.nth, n_batches));
-    const int64_t rows = std::max<int64_t>(4, align_up(size_t(ceil_div(pl.m, chunks_per_batch)), 4));
+    const int64_t rows = int64_t(align_up(size_t(ceil_div(pl.m, chunks_per_batch)), 16));
     const int64_t n_chunks = ceil_div(pl.m, rows);
     const ggml_mul_mat_dot_fn dot = pl.kt->dot[pl.ti];
     const int64_t ldy = int64_t(dst->nb[1] / sizeof(float));

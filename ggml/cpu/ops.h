@@ -6,7 +6,10 @@
 //   pool.barrier(nth);                          // then all move on to the next node
 //
 // Rules for kernels:
-//   - every thread of the run calls the kernel; split the work by claiming chunks with
+//   - a node runs on one thread (p.nth == 1, p.barrier() is a no-op) or on every thread of the
+//     run (p.nth == the run's nth); never on a subset, so p.barrier() is always the run's own
+//     barrier (see ggml_cpu_op_n_tasks and the executor in backend-cpu.cpp);
+//   - every thread of the node calls the kernel; split the work by claiming chunks with
 //     ggml_cpu_parallel_for (atomic counters; zero at the start of each node) or by ith/nth;
 //   - sources may be non-contiguous (any nb) unless the op's builder forbids it;
 //   - in-place: for ADD, MUL, SCALE, RMS_NORM, NORM, ROPE, SOFT_MAX, SILU, GELU, SWIGLU the

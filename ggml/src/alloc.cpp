@@ -283,6 +283,8 @@ ggml_galloc_plan galloc_plan(const ggml_cgraph * gf, const ggml_backend_buffer_t
 }
 
 // Forget where this allocator put gf's tensors on an earlier call (they get placed again).
+// Recognised by their buffer: a graph placed in a buffer that has since been replaced by a
+// bigger one (alloc_graph of another graph) is not recognised; it must be built again.
 void galloc_reset_own_tensors(ggml_cgraph * gf, const ggml_backend_buffer_i * own) {
     auto reset = [own](ggml_tensor * t) {
         if (own != nullptr && t->data != nullptr && t->buffer == own) {

@@ -7,7 +7,7 @@
 // Benchmarks (all real time; threads = the backend's or the probe's thread count):
 //   mem_read/threads      a 1 GiB buffer read with 512-bit (or 256/128-bit) loads: the ceiling
 //                         that a memory-bound kernel can reach. GB/s.
-//   mat_vec_cold/...      y = W x with N = 1, cycling over enough copies of W (>= 256 MiB in all)
+//   mat_vec_cold/...      y = W x with N = 1 (or 4), cycling over enough copies of W (>= 256 MiB in all)
 //                         that W never sits in the 32 MiB L3: the honest generation figure.
 //                         GB/s of weights streamed, GFLOP/s, probe_GB/s = mem_read with the same
 //                         threads measured just before and after (the bandwidth a VM gets drifts
@@ -71,7 +71,8 @@ __attribute__((target("avx2"))) uint64_t read_avx2(const uint8_t * p, size_t n) 
         a3 = _mm256_xor_si256(a3, _mm256_load_si256(reinterpret_cast<const __m256i *>(p + i + 96)));
     }
     alignas(32) uint64_t t[4];
-    _mm256_store_si256(reinterpret_cast<__m256i *>(t), _mm256_xor_si256(_mm256_xor_si256(a0, a1), _mm256_xor_si256(a2, a3)));
+    const __m256i x = _mm256_xor_si256(_mm256_xor_si256(a0, a1), _mm256_xor_si256(a2, a3));
+    _mm256_store_si256(reinterpret_cast<__m256i *>(t), x);
     return t[0] ^ t[1] ^ t[2] ^ t[3];
 }
 
@@ -151,7 +152,8 @@ void BM_mem_read(benchmark::State & state) {
     probe_state & pr = probe();
     pr.pass(nth);
     for (auto _ : state) benchmark::DoNotOptimize(pr.pass(nth));
-    state.counters["GB/s"] = benchmark::Counter(double(k_probe_bytes) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["GB/s"] =
+        benchmark::Counter(double(k_probe_bytes) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // ---- MUL_MAT through the CPU backend ----
@@ -285,10 +287,11 @@ const int64_t k_types[] = {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16};
 
 void args_mat_vec(benchmark::internal::Benchmark * b) {
     b->ArgNames({"type", "M", "K", "N", "threads"});
-    const int64_t shapes[][2] = {{4096, 4096}, {11008, 4096}, {4096, 11008}};
+    // M x K x N: square, FFN up/gate, FFN down, and 4 sequences generating together
+    const int64_t shapes[][3] = {{4096, 4096, 1}, {11008, 4096, 1}, {4096, 11008, 1}, {4096, 4096, 4}};
     for (int64_t t : k_types)
         for (const auto & s : shapes)
-            for (int64_t nth : {1, 2}) b->Args({t, s[0], s[1], 1, nth});
+            for (int64_t nth : {1, 2}) b->Args({t, s[0], s[1], s[2], nth});
 }
 
 void args_mat_mat(benchmark::internal::Benchmark * b) {

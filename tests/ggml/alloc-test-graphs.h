@@ -24,7 +24,6 @@ inline ggml_context_ptr make_context(size_t n_tensors) {
     return ctx;
 }
 
-
 // Weights and other tensors that live in a buffer of their own before the graph is allocated.
 struct weights {
     ggml_context_ptr ctx = make_context(64);
@@ -80,7 +79,7 @@ struct transformer_block {
         return ggml_mul_mat(ctx, wo, ggml_cont_2d(ctx, kqv, n_embd, n_tokens));
     }
 
-    // Builds the graph in ctx; returns it and its output.
+    // Builds the graph in ctx (y, flagged OUTPUT, is its last node).
     ggml_cgraph * build(ggml_context * ctx, int64_t n_tokens) {
         ggml_cgraph * gf = ggml_new_graph(ctx);
         ggml_tensor * x = ggml_set_name(ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n_embd, n_tokens), "x");

@@ -107,7 +107,8 @@ TEST(graph, topological_order_and_leafs) {
     EXPECT_EQ(gf->n_nodes, 7);  // norm, mul_mat, silu, transpose, cont, transpose, add (views are nodes)
     for (int i = 0; i < gf->n_nodes; ++i) {
         for (const ggml_tensor * src : gf->nodes[i]->src) {
-            if (src && src->op != GGML_OP_NONE) EXPECT_LT(index_of(gf, src), i) << ggml_op_name(gf->nodes[i]->op);
+            if (!src || src->op == GGML_OP_NONE) continue;
+            EXPECT_LT(index_of(gf, src), i) << ggml_op_name(gf->nodes[i]->op);
         }
     }
     EXPECT_EQ(ggml_graph_node(gf, -1), z);

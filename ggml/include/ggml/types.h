@@ -56,7 +56,10 @@ struct ggml_type_traits {
     bool is_float = false;          // F32, F16, BF16, F64: element-wise float storage
     ggml_to_float_fn to_float = nullptr;
     ggml_from_float_fn from_float = nullptr;  // reference (scalar) conversion
-    ggml_type vec_dot_type = GGML_TYPE_COUNT; // type the activations are converted to for dot products
+    // Partner type of a reference dot product: what activations are converted to when they
+    // meet this type (Q8_0 / Q8_K for quantized types). A backend may do better: the CPU keeps
+    // activations in F32 against F16/BF16 weights (only its AVX-512 BF16 GEMM uses BF16).
+    ggml_type vec_dot_type = GGML_TYPE_COUNT;
 };
 
 // Traits of a type; an entry with name == nullptr for ids that are not types.
