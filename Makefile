@@ -3,10 +3,12 @@
 #   make test    install missing Debian packages, build, and run every test
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
+BUILD_FUZZ ?= build-fuzz
+FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure build serve test test-release test-asan bench-kernels clean
+.PHONY: all deps configure build serve test test-release test-asan test-fuzz bench-kernels clean
 
 all: build
 
@@ -23,7 +25,7 @@ build: configure
 serve: build
 	./$(BUILD)/tools/inferd-ggml-demo
 
-test: test-release test-asan
+test: test-release test-asan test-fuzz
 
 test-release: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
@@ -35,9 +37,14 @@ test-asan: deps
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --output-on-failure -j$(JOBS)
 
+# The GGUF reader fuzzer (libFuzzer, clang tree in $(BUILD_FUZZ)) for FUZZ_SECONDS; skips with a
+# reason when clang or libFuzzer is missing (fails under CI=true).
+test-fuzz: deps
+	JOBS=$(JOBS) bash tests/fuzz/run-fuzz.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
+
 # Kernel benchmarks (Google Benchmark): mat-vec / mat-mat GFLOP/s and GB/s, read bandwidth.
 bench-kernels: build
 	./$(BUILD)/tests/inferd-kernel-bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

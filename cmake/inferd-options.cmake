@@ -6,6 +6,17 @@ if(INFERD_NATIVE)
   add_compile_options(-march=native)
 endif()
 
+# libFuzzer targets (tests/fuzz): a separate clang build tree, made and run by tests/fuzz/run-fuzz.sh.
+option(INFERD_FUZZ "Build the libFuzzer targets (clang only)" OFF)
+if(INFERD_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "INFERD_FUZZ=ON needs clang: configure with CC=clang CXX=clang++")
+  endif()
+  # Everything a fuzz target links is coverage-instrumented and checked by ASan + UBSan.
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
 if(INFERD_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)

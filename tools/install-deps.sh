@@ -2,7 +2,8 @@
 # Installs the Debian packages inferd builds with, if any is missing. Used by `make test`.
 set -euo pipefail
 
-packages=(cmake make g++ libboost-dev nlohmann-json3-dev libspdlog-dev libgtest-dev libgmock-dev libbenchmark-dev)
+packages=(cmake make g++ libboost-dev nlohmann-json3-dev libspdlog-dev libgtest-dev libgmock-dev libbenchmark-dev
+          clang libclang-rt-dev)  # clang + libFuzzer runtime: the GGUF fuzzer (make test-fuzz)
 
 missing=()
 for p in "${packages[@]}"; do

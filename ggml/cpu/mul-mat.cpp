@@ -2,9 +2,12 @@
 //
 // Two phases per node, every thread taking part in both:
 //   1. the activations b go into the work buffer when the kernels want another type or layout:
-//      converted rows (dot path) or zero-padded column panels (GEMM path, see mul-mat.h);
-//   2. jobs are claimed with ggml_cpu_parallel_for: row chunks of a for the dot kernel (mat-vec
-//      and few columns), or (row block of a, run of B panels) tiles for the GEMM.
+//      converted rows (dot path; for quantized weights the columns quantized into the partner
+//      type, Q8_0 / Q8_1 / Q8_K) or zero-padded column panels (GEMM path, see mul-mat.h);
+//   2. jobs are claimed with ggml_cpu_parallel_for: (row chunk of a, column chunk of b) for the
+//      dot kernel (mat-vec, few columns, and every column count of quantized weights, whose
+//      kernels tile rows x columns in registers themselves), or (row block of a, run of B
+//      panels) tiles for the GEMM.
 // The kernels of the backend's ISA come from the tables in mul-mat.h.
 #include "mul-mat.h"
 
@@ -17,6 +20,12 @@
 namespace {
 
 constexpr size_t k_align = 64;
+// Quantized weights, dot path: a job's weight rows stay in the core's L2 cache while the
+// kernel runs over the job's columns in passes of 12 to 16 (bytes of weights per job, at most)...
+constexpr size_t k_job_weight_bytes = size_t(512) << 10;
+// ... and a job takes at most this many columns (the weights of a job are read from memory or
+// L3 once per job, so more columns per job mean less traffic; fewer mean more jobs to share).
+constexpr int64_t k_job_cols = 64;
 
 size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -38,7 +47,10 @@ struct mul_mat_plan {
     bool gemm = false;
     ggml_type vt = GGML_TYPE_F32;  // type the kernels want the activations in
     bool convert = false;          // b goes through the work buffer
+    ggml_from_float_fn from_f32 = nullptr;  // dot path: F32 row -> vt row
     size_t row_bytes = 0;          // dot path: bytes per converted row of b
+    int64_t job_rows = 0;          // dot path: a job's most rows of a (0: chosen at run time)
+    int64_t job_cols = 0;          // dot path: a job's most columns of b
     int nr = 1, kpair = 1;         // GEMM path: panel width, k per 32-bit lane
     int64_t n_panels = 0;          // GEMM path: panels per batch
     size_t panel_bytes = 0;
@@ -47,6 +59,14 @@ struct mul_mat_plan {
 };
 
 int64_t mul_mat_n_batches(const mul_mat_plan & pl) { return pl.ne12 * pl.ne13; }
+
+// The dot path's conversion of F32 activations into vt: the table's quantizer, else the
+// float conversions of the ISA (F32 / F16 / BF16), else the reference of the type traits.
+ggml_from_float_fn mul_mat_from_f32(const ggml_mul_mat_kernels & kt, int ti, ggml_type vt) {
+    if (kt.dot_vec_from_f32[ti]) return kt.dot_vec_from_f32[ti];
+    if (vt == GGML_TYPE_F32) return nullptr;  // copied or gathered
+    return ggml_get_type_traits(vt).is_quantized ? ggml_get_type_traits(vt).from_float : nullptr;
+}
 
 mul_mat_plan mul_mat_make_plan(const ggml_tensor * dst, const ggml_mul_mat_kernels & kt) {
     const ggml_tensor * a = dst->src[0];
@@ -80,9 +100,16 @@ mul_mat_plan mul_mat_make_plan(const ggml_tensor * dst, const ggml_mul_mat_kerne
     } else {
         pl.vt = kt.dot_vec_type[pl.ti];
         pl.convert = pl.vt != GGML_TYPE_F32 || b->nb[0] != sizeof(float);
+        pl.from_f32 = mul_mat_from_f32(kt, pl.ti, pl.vt);
         pl.row_bytes = align_up(ggml_row_size(pl.vt, pl.k), k_align);
         pl.b_bytes = pl.convert ? pl.row_bytes * size_t(pl.n * mul_mat_n_batches(pl)) : 0;
         pl.thread_bytes = pl.convert ? row_f32 : 0;
+        pl.job_cols = pl.n;
+        if (ggml_get_type_traits(a->type).is_quantized) {
+            pl.job_cols = std::min(pl.n, k_job_cols);
+            pl.job_rows = int64_t(k_job_weight_bytes / std::max<size_t>(1, a->nb[1])) / 16 * 16;
+            pl.job_rows = std::max<int64_t>(16, pl.job_rows);
+        }
     }
     pl.thread_bytes = align_up(pl.thread_bytes, k_align);
     return pl;
@@ -119,7 +146,8 @@ const float * mul_mat_b_row(const ggml_tensor * b, int64_t n, int64_t i12, int64
 // rows back to back.
 void mul_mat_convert_rows(const ggml_compute_params & p, const mul_mat_plan & pl, const ggml_tensor * b,
                           const mul_mat_work & w) {
-    const ggml_from_float_fn from_f32 = ggml_cpu_convert_for(p.isa).row_from_f32(pl.vt);
+    const ggml_from_float_fn from_f32 =
+        pl.from_f32 ? pl.from_f32 : ggml_cpu_convert_for(p.isa).row_from_f32(pl.vt);
     float * tmp = reinterpret_cast<float *>(w.threads + pl.thread_bytes * size_t(p.ith));
     const int64_t n_rows = pl.n * mul_mat_n_batches(pl);
     ggml_cpu_parallel_for(p, n_rows, 16, [&](int64_t begin, int64_t end) {
@@ -180,23 +208,28 @@ float * mul_mat_dst_batch(ggml_tensor * dst, const mul_mat_plan & pl, int64_t bi
     return reinterpret_cast<float *>(static_cast<char *>(dst->data) + i12 * dst->nb[2] + i13 * dst->nb[3]);
 }
 
-// Phase 2, dot path: jobs are chunks of rows of one batch (multiples of 16 rows, so that two
-// threads never write the same cache line of dst).
+// Phase 2, dot path: jobs are (batch, chunk of rows, chunk of columns); row chunks are
+// multiples of 16 rows, so that two threads never write the same cache line of dst.
 void mul_mat_run_dot(const ggml_compute_params & p, const mul_mat_plan & pl, ggml_tensor * dst,
                      const mul_mat_work & w) {
     const ggml_tensor * a = dst->src[0];
     const ggml_tensor * b = dst->src[1];
     const int64_t n_batches = mul_mat_n_batches(pl);
+    const int64_t cols = std::max<int64_t>(1, pl.job_cols);
+    const int64_t n_col_chunks = ceil_div(pl.n, cols);
     // about 8 jobs per thread, so that threads that finish early pick up the rest
-    const int64_t chunks_per_batch = std::max<int64_t>(1, ceil_div(8 * p.nth, n_batches));
-    const int64_t rows = int64_t(align_up(size_t(ceil_div(pl.m, chunks_per_batch)), 16));
-    const int64_t n_chunks = ceil_div(pl.m, rows);
+    const int64_t chunks_per_batch = std::max<int64_t>(1, ceil_div(8 * p.nth, n_batches * n_col_chunks));
+    int64_t rows = int64_t(align_up(size_t(ceil_div(pl.m, chunks_per_batch)), 16));
+    if (pl.job_rows > 0) rows = std::min(rows, pl.job_rows);
+    const int64_t n_row_chunks = ceil_div(pl.m, rows);
     const ggml_mul_mat_dot_fn dot = pl.kt->dot[pl.ti];
     const int64_t ldy = int64_t(dst->nb[1] / sizeof(float));
-    ggml_cpu_parallel_for(p, n_batches * n_chunks, 1, [&](int64_t begin, int64_t end) {
+    const int64_t jobs_per_batch = n_row_chunks * n_col_chunks;
+    ggml_cpu_parallel_for(p, n_batches * jobs_per_batch, 1, [&](int64_t begin, int64_t end) {
         for (int64_t job = begin; job < end; ++job) {
-            const int64_t bi = job / n_chunks, r0 = (job % n_chunks) * rows;
-            const int64_t nr = std::min(rows, pl.m - r0);
+            const int64_t bi = job / jobs_per_batch, rest = job % jobs_per_batch;
+            const int64_t r0 = (rest % n_row_chunks) * rows, c0 = (rest / n_row_chunks) * cols;
+            const int64_t nr = std::min(rows, pl.m - r0), nc = std::min(cols, pl.n - c0);
             const char * pb;
             size_t ldb;
             if (pl.convert) {
@@ -206,8 +239,8 @@ void mul_mat_run_dot(const ggml_compute_params & p, const mul_mat_plan & pl, ggm
                 pb = static_cast<const char *>(b->data) + (bi % pl.ne12) * b->nb[2] + (bi / pl.ne12) * b->nb[3];
                 ldb = b->nb[1];
             }
-            dot(pl.k, mul_mat_a_batch(a, pl, bi) + r0 * a->nb[1], a->nb[1], nr, pb, ldb, pl.n,
-                mul_mat_dst_batch(dst, pl, bi) + r0, ldy);
+            dot(pl.k, mul_mat_a_batch(a, pl, bi) + r0 * a->nb[1], a->nb[1], nr, pb + size_t(c0) * ldb, ldb, nc,
+                mul_mat_dst_batch(dst, pl, bi) + c0 * ldy + r0, ldy);
         }
     }, 1);
 }
@@ -265,6 +298,16 @@ int ggml_mul_mat_type_index(ggml_type t) {
         case GGML_TYPE_F32: return 0;
         case GGML_TYPE_F16: return 1;
         case GGML_TYPE_BF16: return 2;
+        case GGML_TYPE_Q4_0: return 3;
+        case GGML_TYPE_Q4_1: return 4;
+        case GGML_TYPE_Q5_0: return 5;
+        case GGML_TYPE_Q5_1: return 6;
+        case GGML_TYPE_Q8_0: return 7;
+        case GGML_TYPE_Q2_K: return 8;
+        case GGML_TYPE_Q3_K: return 9;
+        case GGML_TYPE_Q4_K: return 10;
+        case GGML_TYPE_Q5_K: return 11;
+        case GGML_TYPE_Q6_K: return 12;
         default: return -1;
     }
 }
@@ -278,7 +321,11 @@ bool ggml_cpu_mul_mat_supported(const ggml_tensor * dst) {
     const ggml_tensor * a = dst->src[0];
     const ggml_tensor * b = dst->src[1];
     if (!a || !b || dst->type != GGML_TYPE_F32 || b->type != GGML_TYPE_F32) return false;
-    if (ggml_mul_mat_type_index(a->type) < 0 || a->nb[0] != ggml_type_size(a->type)) return false;
+    const int ti = ggml_mul_mat_type_index(a->type);
+    // every path has the same weight types (the scalar table is the reference)
+    if (ti < 0 || ggml_mul_mat_kernels_scalar.dot[ti] == nullptr) return false;
+    if (a->nb[0] != ggml_type_size(a->type)) return false;
+    if (!ggml_type_is_supported(a->type) || a->ne[0] % ggml_blck_size(a->type) != 0) return false;
     if (a->ne[0] != b->ne[0] || a->ne[2] == 0 || a->ne[3] == 0) return false;
     if (b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0) return false;
     if (dst->ne[0] != a->ne[1] || dst->ne[1] != b->ne[1] || dst->ne[2] != b->ne[2] || dst->ne[3] != b->ne[3]) {

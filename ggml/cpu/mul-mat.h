@@ -5,22 +5,61 @@
 //   const int ti = ggml_mul_mat_type_index(GGML_TYPE_F16);          // 1
 //   // mat-vec / few columns: activations in kt.dot_vec_type[ti], one row per column
 //   kt.dot[ti](k, a, lda, n_rows, b, ldb, n_cols, y, ldy);
+//   // quantized weights: the activations quantized into the partner type first
+//   const int tq = ggml_mul_mat_type_index(GGML_TYPE_Q4_0);         // 3
+//   kt.dot_vec_from_f32[tq](x, q8_row, k);                           // F32 -> Q8_0 blocks
+//   kt.dot[tq](k, a, lda, n_rows, q8_rows, q8_ldb, n_cols, y, ldy);  // nr x nc tiles inside
 //   // mat-mat: activations packed into panels (see "B panels" below), then per job
 //   ggml_mul_mat_gemm_args g = …; kt.gemm[ti](g);
 //
 // This header is included by the ISA files, so it holds declarations and plain structs only.
 #pragma once
 
+#include "quant-dot.h"
+
 #include "ggml/types.h"
 
 #include <cstddef>
 #include <cstdint>
 
-// Weight types, in table order.
-#define GGML_MUL_MAT_N_TYPES 3  // F32, F16, BF16
+// Weight types, in table order: F32, F16, BF16, then the quantized ones
+// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K.
+#define GGML_MUL_MAT_N_TYPES 13
 #define GGML_MUL_MAT_MAX_NR 16  // widest B panel of any path
-// 0, 1, 2 for F32, F16, BF16; -1 for any other type.
+// Index in the tables (0 … GGML_MUL_MAT_N_TYPES - 1) of a weight type; -1 for any other type.
 int ggml_mul_mat_type_index(ggml_type t);
+
+// ---- K-quants: the one switch ----
+// The K-quant kernels (quant-dot-k-*.cpp) and Q8_K activation quantizers (quant-act-k-*.cpp)
+// are another helper's files. With 0 the tables hold nullptr for Q2_K … Q6_K and MUL_MAT
+// reports those weight types as unsupported; 1 puts the kernels in.
+#define GGML_MUL_MAT_HAVE_K_QUANTS 1
+
+// Table entries of the quantized weight types, in table order, for mul-mat-<isa>.cpp.
+#define GGML_MUL_MAT_QUANT_VEC_TYPES                                                               \
+    GGML_TYPE_Q8_0, GGML_TYPE_Q8_1, GGML_TYPE_Q8_0, GGML_TYPE_Q8_1, GGML_TYPE_Q8_0, GGML_TYPE_Q8_K, \
+        GGML_TYPE_Q8_K, GGML_TYPE_Q8_K, GGML_TYPE_Q8_K, GGML_TYPE_Q8_K
+#define GGML_MUL_MAT_LEGACY_DOTS(isa)                                                              \
+    ggml_dot_q4_0_q8_0_##isa, ggml_dot_q4_1_q8_1_##isa, ggml_dot_q5_0_q8_0_##isa, ggml_dot_q5_1_q8_1_##isa, \
+        ggml_dot_q8_0_q8_0_##isa
+#if GGML_MUL_MAT_HAVE_K_QUANTS
+#define GGML_MUL_MAT_K_DOTS(isa)                                                                   \
+    ggml_dot_q2_K_q8_K_##isa, ggml_dot_q3_K_q8_K_##isa, ggml_dot_q4_K_q8_K_##isa, ggml_dot_q5_K_q8_K_##isa, \
+        ggml_dot_q6_K_q8_K_##isa
+#define GGML_MUL_MAT_K_ACT(q8_K_fn) q8_K_fn, q8_K_fn, q8_K_fn, q8_K_fn, q8_K_fn
+#else
+#define GGML_MUL_MAT_K_DOTS(isa) nullptr, nullptr, nullptr, nullptr, nullptr
+#define GGML_MUL_MAT_K_ACT(q8_K_fn) nullptr, nullptr, nullptr, nullptr, nullptr
+#endif
+// dot_vec_from_f32 entries of the quantized types from the three activation quantizers.
+#define GGML_MUL_MAT_QUANT_ACT(q8_0_fn, q8_1_fn, q8_K_fn) \
+    q8_0_fn, q8_1_fn, q8_0_fn, q8_1_fn, q8_0_fn, GGML_MUL_MAT_K_ACT(q8_K_fn)
+// Float weight types: the activations stay F32, no GEMM entries beyond the float ones.
+#define GGML_MUL_MAT_QUANT_NONE nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr
+#define GGML_MUL_MAT_QUANT_ZERO 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+#define GGML_MUL_MAT_QUANT_F32                                                                     \
+    GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, \
+        GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32
 
 // y[c * ldy + r] = sum_{i < k} a_r[i] * b_c[i] for r < nr, c < nc, where a_r is row r of the
 // weights (a + r * lda bytes, weight type) and b_c is column c of the activations (b + c * ldb
@@ -57,8 +96,11 @@ using ggml_mul_mat_pack_fn = void (*)(const uint32_t * const * rows, int64_t n, 
 struct ggml_mul_mat_kernels {
     const char * name;
     // Per weight type (index from ggml_mul_mat_type_index):
-    ggml_type dot_vec_type[GGML_MUL_MAT_N_TYPES];   // F32 or BF16
-    ggml_mul_mat_dot_fn dot[GGML_MUL_MAT_N_TYPES];
+    ggml_type dot_vec_type[GGML_MUL_MAT_N_TYPES];   // F32 or BF16; the partner of a quantized type
+    ggml_mul_mat_dot_fn dot[GGML_MUL_MAT_N_TYPES];  // nullptr: this weight type is not supported
+    // F32 row -> dot_vec_type row (k a multiple of its block size); nullptr for the float types
+    // (convert.h converts those) and where the reference quantizer of the type traits serves.
+    ggml_from_float_fn dot_vec_from_f32[GGML_MUL_MAT_N_TYPES];
     ggml_type gemm_vec_type[GGML_MUL_MAT_N_TYPES];  // type held in the B panels
     int gemm_kpair[GGML_MUL_MAT_N_TYPES];           // 1: F32 panels, 2: BF16 pair panels
     ggml_mul_mat_gemm_fn gemm[GGML_MUL_MAT_N_TYPES]; // nullptr: the path has no GEMM for it

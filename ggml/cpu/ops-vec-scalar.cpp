@@ -135,16 +135,6 @@ const ggml_cpu_vec_fns vec_fns_scalar = {
     vec_rope_neox_scalar,
 };
 
-bool cpu_has_avx512() {
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-
-bool cpu_has_avx2() {
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-}
-
 }  // namespace
 
 const ggml_cpu_vec_fns & ggml_cpu_vec_fns_scalar() {
@@ -157,10 +147,10 @@ const ggml_cpu_vec_fns & ggml_cpu_vec_for(ggml_cpu_isa isa) {
             return ggml_cpu_vec_fns_avx512();
         case ggml_cpu_isa::avx2:
             return ggml_cpu_vec_fns_avx2();
-        case ggml_cpu_isa::best:
-            if (cpu_has_avx512()) return ggml_cpu_vec_fns_avx512();
-            if (cpu_has_avx2()) return ggml_cpu_vec_fns_avx2();
-            return vec_fns_scalar;
+        case ggml_cpu_isa::best: {
+            const ggml_cpu_isa best = ggml_cpu_detect_features().best_isa();
+            return best == ggml_cpu_isa::best ? vec_fns_scalar : ggml_cpu_vec_for(best);
+        }
         case ggml_cpu_isa::scalar:
             break;
     }

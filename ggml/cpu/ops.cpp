@@ -5,6 +5,8 @@
 namespace {
 
 bool is_float(ggml_type t) { return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_BF16; }
+bool is_quantized(ggml_type t) { return ggml_type_is_supported(t) && ggml_get_type_traits(t).is_quantized; }
+bool rows_readable(ggml_type t) { return is_float(t) || is_quantized(t); }
 
 // Nodes smaller than this run on one thread: waking the others costs more than it saves.
 constexpr int64_t k_min_elements_per_thread = 4096;
@@ -55,11 +57,11 @@ bool ggml_cpu_supports_op(const ggml_tensor * node) {
         case GGML_OP_RESHAPE:
         case GGML_OP_PERMUTE:
         case GGML_OP_TRANSPOSE: return true;
-        case GGML_OP_CONT: return is_float(node->type) && a->type == node->type;
+        case GGML_OP_CONT: return rows_readable(node->type) && a->type == node->type;
         case GGML_OP_CPY: return float_sources(node, 2);
-        case GGML_OP_GET_ROWS: return is_float(a->type) && node->src[1]->type == GGML_TYPE_I32;
+        case GGML_OP_GET_ROWS: return rows_readable(a->type) && node->src[1]->type == GGML_TYPE_I32;
         case GGML_OP_SET_ROWS:
-            return is_float(node->type) && a->type == GGML_TYPE_F32 &&
+            return rows_readable(node->type) && a->type == GGML_TYPE_F32 &&
                    (node->src[1]->type == GGML_TYPE_I32 || node->src[1]->type == GGML_TYPE_I64);
         case GGML_OP_ADD:
         case GGML_OP_MUL:

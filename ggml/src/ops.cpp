@@ -5,6 +5,9 @@
 namespace {
 
 bool is_float_storage(ggml_type t) { return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_BF16; }
+// Rows of such a type can be read as floats (float types and every supported quantized type).
+bool has_to_float(ggml_type t) { return ggml_type_is_supported(t) && ggml_get_type_traits(t).to_float != nullptr; }
+bool has_from_float(ggml_type t) { return ggml_type_is_supported(t) && ggml_get_type_traits(t).from_float != nullptr; }
 
 ggml_tensor * new_like(ggml_context * ctx, ggml_type type, const int64_t * ne) {
     return ggml_new_tensor(ctx, type, GGML_MAX_DIMS, ne);
@@ -74,7 +77,7 @@ ggml_tensor * ggml_cpy(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b) {
 }
 
 ggml_tensor * ggml_get_rows(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b) {
-    GGML_ASSERT(is_float_storage(a->type));
+    GGML_ASSERT(has_to_float(a->type) && (is_float_storage(a->type) || ggml_is_contiguous_rows(a)));
     GGML_ASSERT(b->type == GGML_TYPE_I32);
     GGML_ASSERT(a->ne[2] == b->ne[1] && a->ne[3] == b->ne[2] && b->ne[3] == 1);
     ggml_tensor * r = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, a->ne[0], b->ne[0], b->ne[1], b->ne[2]);
@@ -85,7 +88,8 @@ ggml_tensor * ggml_get_rows(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b
 }
 
 ggml_tensor * ggml_set_rows(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b, ggml_tensor * c) {
-    GGML_ASSERT(is_float_storage(a->type) && b->type == GGML_TYPE_F32);
+    GGML_ASSERT(has_from_float(a->type) && (is_float_storage(a->type) || ggml_is_contiguous_rows(a)));
+    GGML_ASSERT(b->type == GGML_TYPE_F32);
     GGML_ASSERT(c->type == GGML_TYPE_I32 || c->type == GGML_TYPE_I64);
     GGML_ASSERT(a->ne[0] == b->ne[0] && a->ne[2] == b->ne[2] && a->ne[3] == b->ne[3]);
     GGML_ASSERT(b->ne[1] == c->ne[0] && c->ne[3] == 1);

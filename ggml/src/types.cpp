@@ -1,5 +1,6 @@
 // Element types: the traits table and scalar F16/BF16 conversions.
 #include "ggml/types.h"
+#include "ggml/quants.h"
 
 #include <array>
 #include <cstring>
@@ -51,14 +52,23 @@ ggml_type_traits plain(const char * name, size_t size, bool is_float, ggml_to_fl
     return t;
 }
 
-// Quantized ids are reserved with their GGUF block geometry; their conversions arrive with the
-// quantization work, so they are not "supported" yet.
-ggml_type_traits reserved_block(const char * name, int64_t blck, size_t size) {
+// Untyped views of the block functions of quants.h, for the traits table.
+template <typename B, void (*F)(const B *, float *, int64_t)>
+void block_to_float(const void * x, float * y, int64_t k) { F(static_cast<const B *>(x), y, k); }
+template <typename B, void (*F)(const float *, B *, int64_t)>
+void block_from_float(const float * x, void * y, int64_t k) { F(x, static_cast<B *>(y), k); }
+
+template <typename B, void (*TO)(const B *, float *, int64_t), void (*FROM)(const float *, B *, int64_t)>
+ggml_type_traits quant(const char * name, int64_t blck, ggml_type vec_dot) {
+    static_assert(sizeof(B) > 0);
     ggml_type_traits t;
     t.name = name;
     t.blck_size = blck;
-    t.type_size = size;
+    t.type_size = sizeof(B);
     t.is_quantized = true;
+    t.to_float = block_to_float<B, TO>;
+    t.from_float = block_from_float<B, FROM>;
+    t.vec_dot_type = vec_dot;
     return t;
 }
 
@@ -72,18 +82,18 @@ std::array<ggml_type_traits, GGML_TYPE_COUNT> make_traits() {
     t[GGML_TYPE_I16] = plain("i16", 2, false, nullptr, nullptr, GGML_TYPE_COUNT);
     t[GGML_TYPE_I32] = plain("i32", 4, false, nullptr, nullptr, GGML_TYPE_COUNT);
     t[GGML_TYPE_I64] = plain("i64", 8, false, nullptr, nullptr, GGML_TYPE_COUNT);
-    t[GGML_TYPE_Q4_0] = reserved_block("q4_0", 32, 18);
-    t[GGML_TYPE_Q4_1] = reserved_block("q4_1", 32, 20);
-    t[GGML_TYPE_Q5_0] = reserved_block("q5_0", 32, 22);
-    t[GGML_TYPE_Q5_1] = reserved_block("q5_1", 32, 24);
-    t[GGML_TYPE_Q8_0] = reserved_block("q8_0", 32, 34);
-    t[GGML_TYPE_Q8_1] = reserved_block("q8_1", 32, 36);
-    t[GGML_TYPE_Q2_K] = reserved_block("q2_K", 256, 84);
-    t[GGML_TYPE_Q3_K] = reserved_block("q3_K", 256, 110);
-    t[GGML_TYPE_Q4_K] = reserved_block("q4_K", 256, 144);
-    t[GGML_TYPE_Q5_K] = reserved_block("q5_K", 256, 176);
-    t[GGML_TYPE_Q6_K] = reserved_block("q6_K", 256, 210);
-    t[GGML_TYPE_Q8_K] = reserved_block("q8_K", 256, 292);
+    t[GGML_TYPE_Q4_0] = quant<block_q4_0, ggml_dequantize_row_q4_0, ggml_quantize_row_q4_0_ref>("q4_0", QK4_0, GGML_TYPE_Q8_0);
+    t[GGML_TYPE_Q4_1] = quant<block_q4_1, ggml_dequantize_row_q4_1, ggml_quantize_row_q4_1_ref>("q4_1", QK4_1, GGML_TYPE_Q8_1);
+    t[GGML_TYPE_Q5_0] = quant<block_q5_0, ggml_dequantize_row_q5_0, ggml_quantize_row_q5_0_ref>("q5_0", QK5_0, GGML_TYPE_Q8_0);
+    t[GGML_TYPE_Q5_1] = quant<block_q5_1, ggml_dequantize_row_q5_1, ggml_quantize_row_q5_1_ref>("q5_1", QK5_1, GGML_TYPE_Q8_1);
+    t[GGML_TYPE_Q8_0] = quant<block_q8_0, ggml_dequantize_row_q8_0, ggml_quantize_row_q8_0_ref>("q8_0", QK8_0, GGML_TYPE_Q8_0);
+    t[GGML_TYPE_Q8_1] = quant<block_q8_1, ggml_dequantize_row_q8_1, ggml_quantize_row_q8_1_ref>("q8_1", QK8_1, GGML_TYPE_Q8_1);
+    t[GGML_TYPE_Q2_K] = quant<block_q2_K, ggml_dequantize_row_q2_K, ggml_quantize_row_q2_K_ref>("q2_K", QK_K, GGML_TYPE_Q8_K);
+    t[GGML_TYPE_Q3_K] = quant<block_q3_K, ggml_dequantize_row_q3_K, ggml_quantize_row_q3_K_ref>("q3_K", QK_K, GGML_TYPE_Q8_K);
+    t[GGML_TYPE_Q4_K] = quant<block_q4_K, ggml_dequantize_row_q4_K, ggml_quantize_row_q4_K_ref>("q4_K", QK_K, GGML_TYPE_Q8_K);
+    t[GGML_TYPE_Q5_K] = quant<block_q5_K, ggml_dequantize_row_q5_K, ggml_quantize_row_q5_K_ref>("q5_K", QK_K, GGML_TYPE_Q8_K);
+    t[GGML_TYPE_Q6_K] = quant<block_q6_K, ggml_dequantize_row_q6_K, ggml_quantize_row_q6_K_ref>("q6_K", QK_K, GGML_TYPE_Q8_K);
+    t[GGML_TYPE_Q8_K] = quant<block_q8_K, ggml_dequantize_row_q8_K, ggml_quantize_row_q8_K_ref>("q8_K", QK_K, GGML_TYPE_Q8_K);
     return t;
 }
 

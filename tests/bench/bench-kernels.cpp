@@ -13,8 +13,13 @@
 //                         threads measured just before and after (the bandwidth a VM gets drifts
 //                         with its neighbours), and bw_ratio = GB/s / probe_GB/s.
 //   mat_vec_warm/...      the same matrix every time (cache-resident where it fits).
-//   mat_mat/...           N > 1 (prompt processing): GFLOP/s.
-// Arguments of mat_*: type (0 F32, 1 F16, 30 BF16), M (rows of W), K, N, threads.
+//   mat_mat/...           N > 1 (prompt processing): GFLOP/s (for quantized weights: GOP/s,
+//                         2 * M * K * N integer and float operations per second alike).
+// Arguments of mat_*: type (the ggml_type id: 0 F32, 1 F16, 30 BF16, 2 Q4_0, 3 Q4_1, 6 Q5_0,
+// 7 Q5_1, 8 Q8_0, 10 Q2_K … 14 Q6_K), M (rows of W), K, N, threads. The quantized types run
+// the shapes of the bar: mat-vec 4096 x 4096 (N = 1) and mat-mat 4096 x 4096 x 512;
+// their weights are quantized with the reference (round-to-nearest) quantizers.
+//   inferd-kernel-bench --benchmark_filter='mat_vec_cold/type:12/' --benchmark_repetitions=5
 #include "cpu/threadpool.h"
 #include "ggml/backend.h"
 #include "ggml/cpu.h"
@@ -180,9 +185,7 @@ std::vector<uint8_t> random_row(ggml_type t, int64_t n, uint64_t seed) {
         v = float(int64_t(seed >> 40) - (int64_t(1) << 23)) / float(1 << 23);
     }
     std::vector<uint8_t> out(ggml_row_size(t, n));
-    if (t == GGML_TYPE_F32) std::memcpy(out.data(), f.data(), out.size());
-    if (t == GGML_TYPE_F16) ggml_fp32_to_fp16_row(f.data(), reinterpret_cast<ggml_fp16_t *>(out.data()), n);
-    if (t == GGML_TYPE_BF16) ggml_fp32_to_bf16_row(f.data(), reinterpret_cast<ggml_bf16_t *>(out.data()), n);
+    ggml_get_type_traits(t).from_float(f.data(), out.data(), n);
     return out;
 }
 
@@ -284,6 +287,8 @@ void BM_mat_vec_warm(benchmark::State & state) { run_mul_mat(state, mm_mode::war
 void BM_mat_mat(benchmark::State & state) { run_mul_mat(state, mm_mode::compute); }
 
 const int64_t k_types[] = {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16};
+const int64_t k_quant_types[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0,
+                                 GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K};
 
 void args_mat_vec(benchmark::internal::Benchmark * b) {
     b->ArgNames({"type", "M", "K", "N", "threads"});
@@ -292,6 +297,8 @@ void args_mat_vec(benchmark::internal::Benchmark * b) {
     for (int64_t t : k_types)
         for (const auto & s : shapes)
             for (int64_t nth : {1, 2}) b->Args({t, s[0], s[1], s[2], nth});
+    for (int64_t t : k_quant_types)
+        for (int64_t nth : {1, 2}) b->Args({t, 4096, 4096, 1, nth});
 }
 
 void args_mat_mat(benchmark::internal::Benchmark * b) {
@@ -300,6 +307,8 @@ void args_mat_mat(benchmark::internal::Benchmark * b) {
     for (int64_t t : k_types)
         for (const auto & s : shapes)
             for (int64_t nth : {1, 2}) b->Args({t, s[0], s[1], s[2], nth});
+    for (int64_t t : k_quant_types)
+        for (int64_t nth : {1, 2}) b->Args({t, 4096, 4096, 512, nth});
 }
 
 BENCHMARK(BM_mem_read)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);

@@ -140,7 +140,9 @@ TEST(MulMatKernels, TypeIndex) {
     EXPECT_EQ(ggml_mul_mat_type_index(GGML_TYPE_F32), 0);
     EXPECT_EQ(ggml_mul_mat_type_index(GGML_TYPE_F16), 1);
     EXPECT_EQ(ggml_mul_mat_type_index(GGML_TYPE_BF16), 2);
-    EXPECT_EQ(ggml_mul_mat_type_index(GGML_TYPE_Q4_0), -1);
+    EXPECT_EQ(ggml_mul_mat_type_index(GGML_TYPE_Q4_0), 3);  // quantized types: test-quant-dot-legacy.cpp
+    EXPECT_EQ(ggml_mul_mat_type_index(GGML_TYPE_Q8_1), -1);  // activation-only types
+    EXPECT_EQ(ggml_mul_mat_type_index(GGML_TYPE_Q8_K), -1);
     EXPECT_EQ(ggml_mul_mat_type_index(GGML_TYPE_I32), -1);
 }
 

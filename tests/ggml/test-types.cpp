@@ -75,11 +75,22 @@ TEST(types, traits_table) {
     EXPECT_EQ(ggml_row_size(GGML_TYPE_F16, 4096), 8192u);
     EXPECT_EQ(ggml_get_type_traits(GGML_TYPE_F16).vec_dot_type, GGML_TYPE_F16);
     EXPECT_TRUE(ggml_type_is_supported(GGML_TYPE_BF16));
-    // quantized ids are reserved with their GGUF block geometry, not supported yet
+    // quantized types: GGUF block geometry, conversions, dot partner types
     EXPECT_TRUE(ggml_type_is_valid(GGML_TYPE_Q4_0));
     EXPECT_EQ(ggml_blck_size(GGML_TYPE_Q4_K), 256);
     EXPECT_EQ(ggml_type_size(GGML_TYPE_Q8_0), 34u);
-    EXPECT_FALSE(ggml_type_is_supported(GGML_TYPE_Q4_0));
+    EXPECT_EQ(ggml_row_size(GGML_TYPE_Q4_K, 4096), 16u * 144u);
+    const ggml_type quantized[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0,
+                                   GGML_TYPE_Q8_1, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
+                                   GGML_TYPE_Q6_K, GGML_TYPE_Q8_K};
+    for (ggml_type t : quantized) {
+        const ggml_type_traits & tt = ggml_get_type_traits(t);
+        EXPECT_TRUE(ggml_type_is_supported(t)) << ggml_type_name(t);
+        EXPECT_TRUE(tt.is_quantized && tt.to_float && tt.from_float) << ggml_type_name(t);
+    }
+    EXPECT_EQ(ggml_get_type_traits(GGML_TYPE_Q4_0).vec_dot_type, GGML_TYPE_Q8_0);
+    EXPECT_EQ(ggml_get_type_traits(GGML_TYPE_Q4_1).vec_dot_type, GGML_TYPE_Q8_1);
+    EXPECT_EQ(ggml_get_type_traits(GGML_TYPE_Q6_K).vec_dot_type, GGML_TYPE_Q8_K);
     EXPECT_FALSE(ggml_type_is_valid(4));  // ids 4 and 5 were removed from the format
     EXPECT_FALSE(ggml_type_is_valid(GGML_TYPE_COUNT));
     EXPECT_STREQ(ggml_type_name(ggml_type(99)), "invalid");

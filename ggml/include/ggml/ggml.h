@@ -194,10 +194,11 @@ ggml_tensor * ggml_cont_4d(ggml_context * ctx, ggml_tensor * a, int64_t ne0, int
 // Copy a into b converting the type (F32, F16, BF16 in any pair); same element count,
 // elements taken and written in row-major order of each. Returns a view of b.
 ggml_tensor * ggml_cpy(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b);
-// Gather rows: a [ne0, n_rows, ne2, ne3] (F32/F16/BF16), b I32 [n, ne2, ne3].
+// Gather rows: a [ne0, n_rows, ne2, ne3] (F32/F16/BF16 or any quantized type), b I32 [n, ne2, ne3].
 // Result F32 [ne0, n, ne2, ne3]: dst[:, i, j, k] = a[:, b[i, j, k], j, k].
 ggml_tensor * ggml_get_rows(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b);
-// Scatter rows into a: a [ne0, n_rows, ne2, ne3] (F32/F16/BF16), b F32 [ne0, n, ne2, ne3],
+// Scatter rows into a: a [ne0, n_rows, ne2, ne3] (F32/F16/BF16 or quantized, e.g. a Q8_0 KV cache),
+// b F32 [ne0, n, ne2, ne3],
 // c I32 or I64 [n, c_ne1, c_ne2] with ne2 % c_ne1 == 0 and ne3 % c_ne2 == 0:
 // a[:, c[i, j % c_ne1, k % c_ne2], j, k] = b[:, i, j, k] (converted). Returns a view of a;
 // indices out of range are an error reported by the backend (GGML_STATUS_FAILED).

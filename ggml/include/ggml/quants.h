@@ -159,6 +159,8 @@ size_t ggml_quantize_q6_K(const float * src, void * dst, int64_t n_rows, int64_t
 // Quantizes n_rows rows of n_per_row floats (src) into dst, starting at row start_row of the
 // destination tensor (dst points at the tensor's first byte). Works for every supported type
 // (F32/F16/BF16 included). imatrix: optional per-column importance (n_per_row floats) or
-// nullptr. Returns the bytes written. n_per_row must be a multiple of the type's block size.
+// nullptr. src points at the first of the n_rows rows (it is not offset by start_row; dst is).
+// Returns the bytes written: 0 (nothing written) when n_per_row is not a multiple of the
+// type's block size, start_row < 0, n_rows <= 0, or the type cannot be quantized to.
 size_t ggml_quantize_chunk(ggml_type type, const float * src, void * dst, int64_t start_row, int64_t n_rows,
                            int64_t n_per_row, const float * imatrix);

@@ -8,9 +8,9 @@
 //   float x = ggml_fp16_to_fp32(ggml_fp32_to_fp16(1.5f));        // 1.5f
 //
 // The numeric values of ggml_type are the ids used in GGUF files, so a type read from a file
-// maps directly. Block-quantized types (Q4_0 … Q8_K) are declared here so that their ids are
-// reserved; their traits entries are filled in by the quantization issue. Until then
-// ggml_type_is_supported() returns false for them and every op builder rejects them.
+// maps directly. Block-quantized types (Q4_0 … Q8_K) have their block layouts and functions in
+// ggml/quants.h; to_float is their bit-exact dequantization, from_float the round-to-nearest
+// reference quantizer (ggml_quantize_chunk is the quality one).
 #pragma once
 
 #include <cstddef>

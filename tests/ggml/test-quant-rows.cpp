@@ -1,0 +1,117 @@
+// get_rows from quantized matrices (quantized token embeddings) and set_rows into quantized
+// rows (a Q8_0 KV cache), through the CPU backend on every ISA path: results must equal the
+// type's own dequantization / reference quantization exactly.
+#include "ggml/backend.h"
+#include "ggml/cpu.h"
+#include "ggml/ggml.h"
+#include "ggml/quants.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace {
+
+std::vector<ggml_cpu_isa> available_isas() {
+    std::vector<ggml_cpu_isa> isas = {ggml_cpu_isa::scalar};
+    const ggml_cpu_isa best = ggml_cpu_detect_features().best_isa();
+    if (int(best) >= int(ggml_cpu_isa::avx2)) isas.push_back(ggml_cpu_isa::avx2);
+    if (best == ggml_cpu_isa::avx512) isas.push_back(ggml_cpu_isa::avx512);
+    return isas;
+}
+
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> g(0.0f, 1.0f);
+    std::vector<float> v(n);
+    for (float & x : v) x = g(rng);
+    return v;
+}
+
+ggml_backend_ptr cpu_backend(ggml_cpu_isa isa, int threads) {
+    ggml_cpu_backend_options opt;
+    opt.isa = isa;
+    opt.n_threads = threads;
+    return ggml_backend_cpu_init(opt);
+}
+
+}  // namespace
+
+class quant_rows : public ::testing::TestWithParam<ggml_type> {};
+
+TEST_P(quant_rows, get_rows_equals_dequantization) {
+    const ggml_type type = GetParam();
+    const int64_t ne0 = 2 * QK_K, n_rows = 37;
+    const size_t row_bytes = ggml_row_size(type, ne0);
+    const std::vector<float> src = random_floats(size_t(ne0 * n_rows), 11);
+    std::vector<uint8_t> q(row_bytes * size_t(n_rows));
+    ASSERT_EQ(ggml_quantize_chunk(type, src.data(), q.data(), 0, n_rows, ne0, nullptr), q.size());
+
+    ggml_context_ptr ctx(ggml_init({8 * ggml_tensor_overhead() + ggml_graph_overhead(), nullptr, true}));
+    ggml_tensor * a = ggml_new_tensor_2d(ctx.get(), type, ne0, n_rows);
+    ggml_tensor * idx = ggml_new_tensor_1d(ctx.get(), GGML_TYPE_I32, 5);
+    ggml_tensor * out = ggml_get_rows(ctx.get(), a, idx);
+    ggml_cgraph * gf = ggml_new_graph(ctx.get());
+    ggml_build_forward_expand(gf, out);
+    ggml_backend_buffer_ptr buf = ggml_backend_alloc_ctx_tensors(ctx.get(), ggml_backend_cpu_buffer_type());
+    ASSERT_NE(buf, nullptr);
+    ggml_backend_tensor_set(a, q.data(), 0, q.size());
+    const int32_t rows[5] = {0, 36, 7, 7, 20};
+    ggml_backend_tensor_set(idx, rows, 0, sizeof(rows));
+
+    const ggml_type_traits & tt = ggml_get_type_traits(type);
+    for (ggml_cpu_isa isa : available_isas()) {
+        ggml_backend_ptr be = cpu_backend(isa, 2);
+        ASSERT_EQ(be->graph_compute(gf), GGML_STATUS_SUCCESS);
+        std::vector<float> got(size_t(ne0) * 5), expect(static_cast<size_t>(ne0));
+        ggml_backend_tensor_get(out, got.data(), 0, got.size() * sizeof(float));
+        for (int i = 0; i < 5; ++i) {
+            tt.to_float(q.data() + size_t(rows[i]) * row_bytes, expect.data(), ne0);
+            EXPECT_EQ(std::memcmp(got.data() + i * ne0, expect.data(), size_t(ne0) * sizeof(float)), 0)
+                << ggml_type_name(type) << " row " << rows[i] << " " << ggml_cpu_isa_name(isa);
+        }
+    }
+}
+
+TEST_P(quant_rows, set_rows_equals_reference_quantization) {
+    const ggml_type type = GetParam();
+    const int64_t ne0 = QK_K, n_cells = 16, n_new = 3;
+    const size_t row_bytes = ggml_row_size(type, ne0);
+    const std::vector<float> vals = random_floats(size_t(ne0 * n_new), 5);
+
+    ggml_context_ptr ctx(ggml_init({8 * ggml_tensor_overhead() + ggml_graph_overhead(), nullptr, true}));
+    ggml_tensor * cache = ggml_new_tensor_2d(ctx.get(), type, ne0, n_cells);
+    ggml_tensor * b = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_F32, ne0, n_new);
+    ggml_tensor * idx = ggml_new_tensor_1d(ctx.get(), GGML_TYPE_I64, n_new);
+    ggml_tensor * out = ggml_set_rows(ctx.get(), cache, b, idx);
+    ggml_cgraph * gf = ggml_new_graph(ctx.get());
+    ggml_build_forward_expand(gf, out);
+    ggml_backend_buffer_ptr buf = ggml_backend_alloc_ctx_tensors(ctx.get(), ggml_backend_cpu_buffer_type());
+    ASSERT_NE(buf, nullptr);
+    ggml_backend_tensor_set(b, vals.data(), 0, vals.size() * sizeof(float));
+    const int64_t cells[3] = {9, 0, 15};
+    ggml_backend_tensor_set(idx, cells, 0, sizeof(cells));
+
+    const ggml_type_traits & tt = ggml_get_type_traits(type);
+    for (ggml_cpu_isa isa : available_isas()) {
+        ggml_backend_tensor_memset(cache, 0, 0, ggml_nbytes(cache));
+        ggml_backend_ptr be = cpu_backend(isa, 1);
+        ASSERT_EQ(be->graph_compute(gf), GGML_STATUS_SUCCESS);
+        std::vector<uint8_t> got(ggml_nbytes(cache)), expect(row_bytes), zero(row_bytes, 0);
+        ggml_backend_tensor_get(cache, got.data(), 0, got.size());
+        for (int i = 0; i < 3; ++i) {
+            tt.from_float(vals.data() + i * ne0, expect.data(), ne0);
+            EXPECT_EQ(std::memcmp(got.data() + size_t(cells[i]) * row_bytes, expect.data(), row_bytes), 0)
+                << ggml_type_name(type) << " cell " << cells[i] << " " << ggml_cpu_isa_name(isa);
+        }
+        EXPECT_EQ(std::memcmp(got.data() + 1 * row_bytes, zero.data(), row_bytes), 0) << "untouched cell changed";
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(types, quant_rows,
+                         ::testing::Values(GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1,
+                                           GGML_TYPE_Q8_0, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K,
+                                           GGML_TYPE_Q5_K, GGML_TYPE_Q6_K),
+                         [](const ::testing::TestParamInfo<ggml_type> & i) { return std::string(ggml_type_name(i.param)); });

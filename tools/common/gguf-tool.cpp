@@ -1,0 +1,89 @@
+// inferd-gguf's command line: info / dequant, usage and exit codes.
+#include "gguf-inspect.h"
+#include "tool-args.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <thread>
+
+namespace {
+
+constexpr const char * k_usage =
+    "usage: inferd-gguf info FILE\n"
+    "       inferd-gguf dequant FILE TENSOR OUT.f32 [--threads N]\n"
+    "\n"
+    "  info     version, alignment, every metadata key (type and value; long arrays abbreviated)\n"
+    "           and the tensor table (name, type, shape, offset in the data section, bytes)\n"
+    "  dequant  writes the tensor as little-endian float32, row-major (ne[0] the fastest)\n"
+    "\n"
+    "options:\n"
+    "  -t, --threads N  threads for dequant (default: the number of CPUs)\n"
+    "  -h, --help       this text\n"
+    "\n"
+    "exit codes: 0 success, 1 bad file / missing tensor / unconvertible type / unwritable output,\n"
+    "            2 usage error\n";
+
+int usage_error(std::FILE * err, const std::string & message) {
+    std::fprintf(err, "inferd-gguf: %s\n\n%s", message.c_str(), k_usage);
+    return 2;
+}
+
+bool open_file(const std::string & path, std::unique_ptr<gguf_file> * f, std::FILE * err) {
+    const gguf_result r = gguf_file::open(path, gguf_open_options{}, f);
+    if (!r) {
+        std::fprintf(err, "inferd-gguf: %s: %s\n", path.c_str(), r.message.c_str());
+        return false;
+    }
+    for (const std::string & w : (*f)->warnings()) std::fprintf(err, "inferd-gguf: warning: %s\n", w.c_str());
+    return true;
+}
+
+int run_info(const std::string & path, std::FILE * out, std::FILE * err) {
+    std::unique_ptr<gguf_file> f;
+    if (!open_file(path, &f, err)) return 1;
+    std::fprintf(out, "file: %s\n", path.c_str());
+    gguf_inspect_print_info(*f, out);
+    return 0;
+}
+
+int run_dequant(const std::vector<std::string> & pos, int n_threads, std::FILE * out, std::FILE * err) {
+    std::unique_ptr<gguf_file> f;
+    if (!open_file(pos[0], &f, err)) return 1;
+    std::string error;
+    if (!gguf_inspect_dequant(*f, pos[1], pos[2], n_threads, &error)) {
+        std::fprintf(err, "inferd-gguf: %s\n", error.c_str());
+        return 1;
+    }
+    const gguf_tensor_info * t = f->find_tensor(pos[1]);
+    std::fprintf(out, "%s: %s, %" PRId64 " elements -> %s\n", t->name.c_str(), ggml_type_name(t->type), t->n_elements,
+                 pos[2].c_str());
+    return 0;
+}
+
+}  // namespace
+
+int gguf_tool_main(const std::vector<std::string> & args, std::FILE * out, std::FILE * err) {
+    tool_args parsed;
+    std::string error;
+    if (!tool_args_parse(args, {{"-t", "--threads"}}, &parsed, &error)) return usage_error(err, error);
+    if (parsed.help) {
+        std::fprintf(out, "%s", k_usage);
+        return 0;
+    }
+    int n_threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    if (const std::string * v = parsed.option("--threads")) {
+        if (!tool_args_parse_int(*v, 1, 1024, &n_threads)) return usage_error(err, "--threads wants a number in 1..1024");
+    }
+    if (parsed.positional.empty()) return usage_error(err, "no command given");
+    const std::string cmd = parsed.positional[0];
+    const std::vector<std::string> pos(parsed.positional.begin() + 1, parsed.positional.end());
+    if (cmd == "info") {
+        if (pos.size() != 1) return usage_error(err, "info wants one FILE");
+        return run_info(pos[0], out, err);
+    }
+    if (cmd == "dequant") {
+        if (pos.size() != 3) return usage_error(err, "dequant wants FILE TENSOR OUT.f32");
+        return run_dequant(pos, n_threads, out, err);
+    }
+    return usage_error(err, "unknown command '" + cmd + "'");
+}
