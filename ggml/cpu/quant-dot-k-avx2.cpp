@@ -7,8 +7,10 @@
 //   b = madd(y.bsums, coef)   the min term (Q2_K, Q4_K, Q5_K: scaled by dmin) or the code
 //                             offset -4 (Q3_K) / -32 (Q6_K) times the scale (folded into s)
 // and the float accumulator takes s * d * y.d (and b * -dmin * y.d).
-// Mat-vec (nc == 1) streams one row at a time with a software prefetch; with more columns a
-// row's unpacked block is reused over 4 columns (1 x 4 tiles), rows in L2-sized chunks.
+// Mat-vec (nc == 1) streams one row at a time with a software prefetch 8 KiB ahead; with more
+// columns a row's unpacked block is reused over 4 columns (1 x 4 tiles), rows in L2-sized chunks.
+// Sixteen vector registers do not hold a whole unpacked block: the compiler interleaves
+// unpacking and use in mat-vec, and keeps the block in L1 for the tiles.
 #include "quant-dot.h"
 
 #include "ggml/quants.h"

@@ -1,17 +1,20 @@
 // AVX-512 VNNI dot kernels of the K-quants against Q8_K activations (see quant-dot.h).
 //
 // A weight super-block is unpacked once into 4 vectors of 64 unsigned codes in element order
-// (Q2_K 0..3, Q3_K 0..7, Q4_K 0..15, Q5_K 0..31, Q6_K 0..63) plus per-lane sub-block scales;
-// then, per activation column:
+// (Q2_K 0..3, Q3_K 0..7, Q4_K 0..15, Q5_K 0..31, Q6_K 0..63) plus two vectors of 16-bit
+// sub-block scales (gathered with vpermw); then, per activation column:
 //   p_i = dpbusd(0, codes_i, y.qs[64 i ..])   16 lanes, each the exact sum of 4 products (|p| < 2^15)
 //   s   = madd(packs(p_0, p_1), scales_01) + dpwssd(packs(p_2, p_3), scales_23)
 //                                              each 16-bit p times the scale of its sub-block
 //   b   = madd(y.bsums, coef)                  the min term (Q2_K, Q4_K, Q5_K: scaled by dmin) or
 //                                              the code offset -4 (Q3_K) / -32 (Q6_K) times the scale
 // and the float accumulator takes s * d * y.d (and b * -dmin * y.d, or b folded into s).
-// Mat-vec (nc == 1) streams one row at a time with a software prefetch; with more columns a
-// row's unpacked block is reused over 4 columns in registers (1 x 4 tiles), rows in L2-sized
-// chunks so that a chunk stays cached while every column group passes over it.
+// Mat-vec (nc == 1) streams one row at a time with a software prefetch (one sequential stream
+// per thread; 2 of the 3 prefetches per block are for lines the hardware prefetcher would
+// also fetch, but 8 KiB ahead they beat both no prefetch and 1 KiB by ~10-20% here); with more
+// columns a row's unpacked block is reused over 4 columns in registers (1 x 4 tiles: 8 columns
+// measured no faster), rows in L2-sized chunks so that a chunk stays cached while every
+// column group passes over it.
 #include "quant-dot.h"
 
 #include "ggml/quants.h"
@@ -29,9 +32,9 @@
 
 namespace {
 
-constexpr int64_t k_prefetch = 8192;  // bytes ahead in the weight stream (measured: 8 KiB > 16 KiB, none > 1 KiB)
-constexpr int64_t k_chunk_bytes = 192 * 1024;    // weight bytes per row chunk (mat-mat)
-constexpr int k_cols = 4;                        // columns per register tile (mat-mat)
+constexpr int64_t k_prefetch = 8192;           // bytes ahead in the weight stream
+constexpr int64_t k_chunk_bytes = 192 * 1024;  // weight bytes per row chunk (mat-mat)
+constexpr int k_cols = 4;                      // columns per register tile (mat-mat)
 
 // One weight super-block, unpacked.
 struct kq_block {
@@ -41,12 +44,15 @@ struct kq_block {
     __m128 f;       // lane 0: factor d of the scaled sum; lane 1: factor dmin of the bsum term
 };
 
-// The F16 factors d and dmin (adjacent in the block) as floats.
-inline __m128 factors(const ggml_fp16_t * d_dmin) {
+// The F16 factors d and dmin (adjacent, d first) of a block as floats.
+inline __m128 factors(const void * block, size_t offset_d) {
     uint32_t bits;
-    std::memcpy(&bits, d_dmin, sizeof bits);
+    std::memcpy(&bits, static_cast<const char *>(block) + offset_d, sizeof bits);
     return _mm_cvtph_ps(_mm_cvtsi32_si128(int(bits)));
 }
+static_assert(offsetof(block_q2_K, dmin) == offsetof(block_q2_K, d) + 2, "Q2_K: dmin follows d");
+static_assert(offsetof(block_q4_K, dmin) == offsetof(block_q4_K, d) + 2, "Q4_K: dmin follows d");
+static_assert(offsetof(block_q5_K, dmin) == offsetof(block_q5_K, d) + 2, "Q5_K: dmin follows d");
 
 // Lane indices into 16 16-bit scales for the packed dot products: 16-bit lane L of
 // packs(p_a, p_b) (a = 2 h, b = 2 h + 1) holds, in 128-bit group g = L / 8, dword 4 g + L % 4 of
@@ -136,7 +142,7 @@ struct unpack_q2_K {
     using block = block_q2_K;
     static constexpr bool has_min = true;
     static void unpack(const block_q2_K & x, kq_block & u) {
-        u.f = factors(&x.d);
+        u.f = factors(&x, offsetof(block, d));
         const __m128i s = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x.scales));
         const __m128i m4 = _mm_set1_epi8(0x0f);
         scales_sub16(_mm256_cvtepu8_epi16(_mm_and_si128(s, m4)), u);
@@ -179,7 +185,7 @@ struct unpack_q4_K {
     using block = block_q4_K;
     static constexpr bool has_min = true;
     static void unpack(const block_q4_K & x, kq_block & u) {
-        u.f = factors(&x.d);
+        u.f = factors(&x, offsetof(block, d));
         scales_k4(x.scales, u);
         codes_q4(x.qs, u);
     }
@@ -189,7 +195,7 @@ struct unpack_q5_K {
     using block = block_q5_K;
     static constexpr bool has_min = true;
     static void unpack(const block_q5_K & x, kq_block & u) {
-        u.f = factors(&x.d);
+        u.f = factors(&x, offsetof(block, d));
         scales_k4(x.scales, u);
         codes_q4(x.qs, u);
         // fifth bit of element 32 j + l: bit j of qh[l]; set adds 16

@@ -313,8 +313,8 @@ TEST_P(quant_dot_k, kernels_match_reference) {
 // 192 KiB of weights in the SIMD kernels), with a partial column tile at the end.
 TEST_P(quant_dot_k, many_rows_several_chunks) {
     const kq_type & t = kq_types[GetParam()];
-    const kq_problem p = make_problem(t, 9, 330, 6, 777u + uint32_t(GetParam()));
-    ASSERT_GT(int64_t(p.lda) * p.nr, 2 * 192 * 1024);
+    const kq_problem p = make_problem(t, 9, 530, 6, 777u + uint32_t(GetParam()));
+    ASSERT_GT(p.nb * int64_t(t.block_bytes) * p.nr, 2 * 192 * 1024);
     const std::vector<float> scalar = run_kernel(t.kernels[0], p);
     for (int isa = 0; isa < 3; ++isa) {
         if (!isa_supported(isa)) continue;
