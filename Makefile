@@ -25,7 +25,7 @@ build: configure
 serve: build
 	./$(BUILD)/tools/inferd-ggml-demo
 
-test: test-release test-asan test-fuzz
+test: test-release test-fuzz test-asan
 
 test-release: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
