@@ -1,0 +1,93 @@
+// scheduler/src/sched-impl.h — the scheduler's internal state, shared by its source files
+// (ggml_scheduler::impl derives from sched_state).
+#pragma once
+
+#include "scheduler/scheduler.h"
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+// One consecutive run of graph nodes on one backend.
+struct sched_split {
+    int backend = -1;
+    std::vector<ggml_tensor *> nodes;
+    // Sources this split reads through a copy in its backend's compute buffer: (source, copy).
+    std::vector<std::pair<ggml_tensor *, ggml_tensor *>> inputs;
+    ggml_cgraph graph;  // points into nodes
+};
+
+// A source slot of a node that reads a copy instead of the original while the graph is allocated
+// or computed.
+struct sched_src_rewrite {
+    ggml_tensor * node = nullptr;
+    int slot = 0;
+    ggml_tensor * original = nullptr;
+    ggml_tensor * copy = nullptr;
+};
+
+struct sched_copy_key_hash {
+    size_t operator()(const std::pair<const ggml_tensor *, int> & k) const {
+        return std::hash<const void *>()(k.first) * 31u + size_t(k.second);
+    }
+};
+
+struct sched_state {
+    ggml_sched_params params;
+    std::vector<ggml_backend_i *> backends;
+    std::vector<ggml_backend_buffer_type_i *> bufts;
+    std::vector<std::unique_ptr<ggml_gallocr>> gallocs;
+    bool debug = false;
+    ggml_sched_eval_callback eval_cb;
+
+    // Pins survive until reset(); assignments and causes are rebuilt for each graph.
+    std::unordered_map<const ggml_tensor *, int> pins;
+    std::unordered_map<const ggml_tensor *, int> ids;
+    std::unordered_map<const ggml_tensor *, ggml_sched_cause> causes;
+
+    std::vector<sched_split> splits;
+    std::unordered_map<std::pair<const ggml_tensor *, int>, ggml_tensor *, sched_copy_key_hash> copies;
+    std::vector<sched_src_rewrite> rewrites;
+    bool rewrites_applied = false;  // from compute_async until synchronize
+    ggml_context_ptr copy_ctx;
+
+    // Per backend: every node it runs and every leaf it places (copies included), for its gallocr.
+    std::vector<std::vector<ggml_tensor *>> backend_nodes;
+    std::vector<std::vector<ggml_tensor *>> backend_leafs;
+    std::vector<ggml_cgraph> backend_graphs;
+
+    // The graph last allocated (its node list, to recognise it again).
+    const ggml_cgraph * cur_graph = nullptr;
+    std::vector<ggml_tensor *> cur_nodes;
+    bool allocated = false;
+};
+
+// ---- helpers (sched-assign.cpp) ----
+// The buffer a tensor's data lives in (its view source's for a view), or nullptr.
+ggml_backend_buffer_i * sched_tensor_buffer(const ggml_tensor * t);
+// Backend owning buffer: first with the same buffer type, else first whose device supports it; -1.
+int sched_buffer_backend(const sched_state & s, const ggml_backend_buffer_i * buf);
+bool sched_supports_op(const sched_state & s, int backend, const ggml_tensor * t);
+int sched_get_id(const sched_state & s, const ggml_tensor * t);
+void sched_set_id(sched_state & s, const ggml_tensor * t, int backend, ggml_sched_cause cause);
+
+// ---- the assignment passes (sched-assign.cpp), each a function of its own ----
+void sched_pass_buffers(sched_state & s, ggml_cgraph * gf);       // 1
+void sched_pass_expand(sched_state & s, ggml_cgraph * gf);        // 2
+void sched_pass_upgrade(sched_state & s, ggml_cgraph * gf);       // 3 (upgrade)
+void sched_pass_most_inputs(sched_state & s, ggml_cgraph * gf);   // 3 (leftovers)
+void sched_pass_inherit(sched_state & s, ggml_cgraph * gf);       // 4
+void sched_assign(sched_state & s, ggml_cgraph * gf);             // 1..4
+
+// ---- splits and copies (sched-split.cpp) ----
+// Pass 5: cuts gf into splits, creates the input copies and the per-backend graphs.
+// False when the copy context cannot be had.
+bool sched_pass_split(sched_state & s, ggml_cgraph * gf);
+// Points every rewritten source slot at its copy / back at the original (no-op when already so).
+void sched_apply_rewrites(sched_state & s);
+void sched_restore_rewrites(sched_state & s);
+
+// ---- debug output (sched-debug.cpp) ----
+void sched_debug_print(const sched_state & s, const ggml_cgraph * gf);
