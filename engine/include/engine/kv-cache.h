@@ -1,0 +1,133 @@
+// engine/kv-cache.h — the unified KV cache: one K and one V tensor per layer shared by all
+// sequences, and the bookkeeping of its cells.
+//
+// Usage:
+//   kv_cache_params p; p.n_ctx = 4096; p.n_layer = 22; p.n_embd_k_gqa = p.n_embd_v_gqa = 256;
+//   kv_cache kv(p, ggml_backend_cpu_buffer_type());        // throws std::runtime_error on bad params
+//   std::vector<int64_t> cells;
+//   if (kv.find_slot(n_tokens, cells) == kv_cache_status::no_space) return 1;  // decode status 1
+//   kv.apply_slot(cells, pos, seq_id);                     // cells now hold the ubatch's tokens
+//   // graph: ggml_set_rows(ctx, kv.k(il), k_cur, idx) with idx an I64 [n_tokens] = cells
+//   kv.build_mask(pos, seq_id, n_tokens, kv.n_kv(), n_tokens_pad, mask_f32);
+//
+// Cells: each holds a position (-1 when empty) and a set of sequence ids (bit s of a 64-bit
+// mask, s < n_seq_max <= 64). Tensors: k(il) and v(il) are [n_embd_*_gqa, n_ctx] of type_k /
+// type_v (F16 default, F32 or Q8_0), row c belongs to cell c; they live in one backend buffer
+// of the buffer type given to the constructor.
+//
+// Return codes: find_slot gives kv_cache_status::ok, ::no_space (nothing changed; the decode
+// status 1) or ::invalid (n_tokens <= 0). Sequence operations return false for a sequence id
+// out of range and change nothing then.
+#pragma once
+
+#include "ggml/backend.h"
+#include "ggml/ggml.h"
+
+#include <cstdint>
+#include <vector>
+
+struct kv_cache_params {
+    uint32_t n_ctx = 0;           // number of cells
+    uint32_t n_layer = 0;
+    int64_t n_embd_k_gqa = 0;     // elements of one K row (head_dim_k * n_head_kv)
+    int64_t n_embd_v_gqa = 0;     // elements of one V row
+    ggml_type type_k = GGML_TYPE_F16;  // F16, F32 or Q8_0
+    ggml_type type_v = GGML_TYPE_F16;
+    uint32_t n_seq_max = 1;       // 1..kv_cache_max_seq
+};
+
+constexpr uint32_t kv_cache_max_seq = 64;
+
+enum class kv_cache_status : int { ok = 0, no_space = 1, invalid = -1 };
+
+struct kv_cache_cell {
+    int32_t pos = -1;       // -1: empty
+    int32_t shift = 0;      // accumulated position delta not yet applied to the K row (RoPE shift)
+    uint64_t seq = 0;       // bit s: sequence s uses this cell
+    bool empty() const { return pos < 0; }
+    bool has_seq(int32_t s) const { return (seq >> s) & 1u; }
+};
+
+class kv_cache {
+public:
+    kv_cache(const kv_cache_params & params, ggml_backend_buffer_type_i * buft);
+    kv_cache(const kv_cache &) = delete;
+    kv_cache & operator=(const kv_cache &) = delete;
+
+    const kv_cache_params & params() const { return params_; }
+    uint32_t size() const { return params_.n_ctx; }
+    ggml_tensor * k(uint32_t il) const { return k_.at(il); }  // [n_embd_k_gqa, n_ctx]
+    ggml_tensor * v(uint32_t il) const { return v_.at(il); }  // [n_embd_v_gqa, n_ctx]
+    ggml_backend_buffer_i * buffer() const { return buf_.get(); }
+    const kv_cache_cell & cell(uint32_t i) const { return cells_.at(i); }
+
+    // Empties every cell (positions -1, no sequences, no pending shift); tensor data is kept.
+    void clear();
+
+    // Chooses n_tokens free cells for the next ubatch without changing any state: a contiguous
+    // run starting at or after the cell following the last one placed (wrapping around), else
+    // the first free cells from there on. Cell indices go to cells (the set_rows index vector).
+    kv_cache_status find_slot(int32_t n_tokens, std::vector<int64_t> & cells) const;
+    // Marks cells[i] as holding position pos[i] of sequence seq_id[i]; moves the search head.
+    // Returns false (nothing changed) when sizes differ, a cell is out of range or not empty,
+    // a position is negative or a sequence id out of range.
+    bool apply_slot(const std::vector<int64_t> & cells, const int32_t * pos, const int32_t * seq_id);
+    // Same for tokens that belong to several sequences at once: bit s of seq_mask[i] for
+    // sequence s (a prompt shared by several sequences). A mask must be non-zero and name only
+    // sequences below n_seq_max.
+    bool apply_slot_multi(const std::vector<int64_t> & cells, const int32_t * pos, const uint64_t * seq_mask);
+
+    // One past the highest non-empty cell: the number of cells attention must cover.
+    uint32_t n_kv() const;
+
+    // Attention mask [n_kv, n_tokens_pad] row-major by token (row t has n_kv floats):
+    // 0 where cell c holds token t's sequence at a position <= pos[t], -INFINITY elsewhere,
+    // for empty cells, and in the padding rows t >= n_tokens. Returns false when
+    // n_kv > size() or n_tokens > n_tokens_pad or a sequence id is out of range.
+    bool build_mask(const int32_t * pos, const int32_t * seq_id, int32_t n_tokens,
+                    uint32_t n_kv, int32_t n_tokens_pad, float * out) const;
+    // Same, as F16 (for flash attention kernels that want an F16 mask).
+    bool build_mask_f16(const int32_t * pos, const int32_t * seq_id, int32_t n_tokens,
+                        uint32_t n_kv, int32_t n_tokens_pad, ggml_fp16_t * out) const;
+
+    // ---- sequence operations; ranges are [p0, p1), p0 < 0 means 0, p1 < 0 means infinity ----
+    // Removes seq (or all sequences with seq = -1) from the cells in range; cells left without a
+    // sequence become empty.
+    bool seq_rm(int32_t seq, int32_t p0, int32_t p1);
+    // Adds seq_dst to the cells of seq_src in range (prefix sharing, no recomputation).
+    bool seq_cp(int32_t seq_src, int32_t seq_dst, int32_t p0, int32_t p1);
+    // Drops every sequence but seq; cells left without a sequence become empty.
+    bool seq_keep(int32_t seq);
+    // Adds delta to the positions of seq's cells in range and records the delta for the RoPE
+    // shift of their K rows; cells whose position becomes negative are emptied.
+    // A cell shared with another sequence is shifted for all of them (as one K row serves all).
+    bool seq_add(int32_t seq, int32_t p0, int32_t p1, int32_t delta);
+
+    // Pending RoPE shift: true when some cell has a non-zero recorded delta.
+    bool has_shift() const { return has_shift_; }
+    // Per-cell deltas [n_ctx] (I32, the positions input of the K-shift rope), 0 for the rest.
+    std::vector<int32_t> shift_deltas() const;
+    // Call after the K rows were re-roped: forgets the recorded deltas.
+    void shift_applied();
+
+    // ---- usage statistics ----
+    uint32_t used() const { return used_; }             // non-empty cells
+    int32_t seq_pos_min(int32_t seq) const;            // -1 when seq has no cell
+    int32_t seq_pos_max(int32_t seq) const;            // -1 when seq has no cell
+
+private:
+    bool seq_valid(int32_t seq) const { return seq >= 0 && uint32_t(seq) < params_.n_seq_max; }
+    void cell_set_seq(kv_cache_cell & c, uint64_t seq);
+    template <typename T, typename F>
+    bool build_mask_t(const int32_t * pos, const int32_t * seq_id, int32_t n_tokens, uint32_t n_kv,
+                      int32_t n_tokens_pad, T * out, F convert) const;
+
+    kv_cache_params params_;
+    std::vector<kv_cache_cell> cells_;
+    uint32_t head_ = 0;   // where the next slot search starts
+    uint32_t used_ = 0;
+    bool has_shift_ = false;
+    ggml_context_ptr ctx_;
+    ggml_backend_buffer_ptr buf_;
+    std::vector<ggml_tensor *> k_, v_;
+};
