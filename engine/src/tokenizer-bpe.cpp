@@ -108,6 +108,14 @@ bool bpe_tokenizer::init(const ::vocab & v, std::string * err) {
         if (err) *err = "bpe tokenizer: unsupported pre-tokenizer '" + v.pre() + "'";
         return false;
     }
+    return init(v, pre, err);
+}
+
+bool bpe_tokenizer::init(const ::vocab & v, bpe_pre_type pre, std::string * err) {
+    if (v.type() != vocab_type::bpe) {
+        if (err) *err = "bpe tokenizer: the vocabulary is not byte-level BPE";
+        return false;
+    }
     std::vector<std::string> tokens;
     std::vector<int32_t> types;
     tokens.reserve(static_cast<size_t>(v.n_tokens()));

@@ -19,8 +19,13 @@ constexpr size_t k_cpu_alignment = 64;
 
 class cpu_buffer final : public ggml_backend_buffer_i {
 public:
-    cpu_buffer(ggml_backend_buffer_type_i * buft, void * mem, size_t size) : buft_(buft), mem_(mem), size_(size) {}
-    ~cpu_buffer() override { std::free(mem_); }
+    // owned: the memory came from aligned_alloc and is freed with the buffer; otherwise it is
+    // borrowed (ggml_backend_cpu_buffer_from_ptr) and outlives the buffer.
+    cpu_buffer(ggml_backend_buffer_type_i * buft, void * mem, size_t size, bool owned = true)
+        : buft_(buft), mem_(mem), size_(size), owned_(owned) {}
+    ~cpu_buffer() override {
+        if (owned_) std::free(mem_);
+    }
     ggml_backend_buffer_type_i * buffer_type() const override { return buft_; }
     void * base() override { return mem_; }
     size_t size() const override { return size_; }
@@ -45,6 +50,7 @@ private:
     ggml_backend_buffer_type_i * buft_;
     void * mem_;
     size_t size_;
+    bool owned_;
 };
 
 class cpu_device;
@@ -251,6 +257,11 @@ ggml_backend_ptr ggml_backend_cpu_init(const ggml_cpu_backend_options & opt) {
 std::unique_ptr<ggml_backend_reg_i> ggml_backend_cpu_reg() { return std::make_unique<cpu_reg>(); }
 
 ggml_backend_buffer_type_i * ggml_backend_cpu_buffer_type() { return the_cpu_device().buffer_type(); }
+
+ggml_backend_buffer_ptr ggml_backend_cpu_buffer_from_ptr(void * ptr, size_t size) {
+    if (!ptr) return nullptr;
+    return std::make_unique<cpu_buffer>(ggml_backend_cpu_buffer_type(), ptr, size, /*owned=*/false);
+}
 
 bool ggml_backend_is_cpu(const ggml_backend_i * backend) {
     return backend && dynamic_cast<const cpu_backend *>(backend) != nullptr;

@@ -37,6 +37,7 @@ float * ggml_cpu_thread_scratch(const ggml_compute_params & p) {
 
 size_t ggml_cpu_op_work_size(const ggml_tensor * node, int n_threads) {
     if (node->op == GGML_OP_MUL_MAT) return ggml_cpu_mul_mat_work_size(node, n_threads);
+    if (node->op == GGML_OP_FLASH_ATTN_EXT) return ggml_cpu_flash_attn_work_size(node, n_threads);
     const size_t per_thread = (size_t(ggml_cpu_scratch_floats(node)) * sizeof(float) + 127) / 64 * 64;
     return per_thread * size_t(n_threads);
 }
@@ -46,6 +47,9 @@ int ggml_cpu_op_n_tasks(const ggml_tensor * node, int n_threads) {
     int64_t work = ggml_nelements(node);
     if (node->op == GGML_OP_MUL_MAT) work *= node->src[0]->ne[0];
     if (node->op == GGML_OP_ARGMAX || node->op == GGML_OP_SET_ROWS) work = ggml_nelements(node->src[0]);
+    if (node->op == GGML_OP_FLASH_ATTN_EXT) {  // (query, head) rows x cells x (D + Dv)
+        work = ggml_nrows(node) * node->src[1]->ne[1] * (node->src[0]->ne[0] + node->ne[0]);
+    }
     return work < k_min_elements_per_thread ? 1 : n_threads;
 }
 
@@ -78,6 +82,7 @@ bool ggml_cpu_supports_op(const ggml_tensor * node) {
         case GGML_OP_CONCAT: return float_sources(node, 2) && a->type == node->src[1]->type;
         case GGML_OP_ARGMAX: return a->type == GGML_TYPE_F32;
         case GGML_OP_MUL_MAT: return ggml_cpu_mul_mat_supported(node);
+        case GGML_OP_FLASH_ATTN_EXT: return ggml_cpu_flash_attn_supported(node);
         case GGML_OP_COUNT: break;
     }
     return false;
@@ -102,6 +107,7 @@ void ggml_cpu_compute_forward(const ggml_compute_params & p, ggml_tensor * node)
         case GGML_OP_SWIGLU: ggml_cpu_op_swiglu(p, node); break;
         case GGML_OP_CONCAT: ggml_cpu_op_concat(p, node); break;
         case GGML_OP_ARGMAX: ggml_cpu_op_argmax(p, node); break;
+        case GGML_OP_FLASH_ATTN_EXT: ggml_cpu_op_flash_attn_ext(p, node); break;
         default: break;  // metadata ops compute nothing
     }
 }

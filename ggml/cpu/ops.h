@@ -34,6 +34,8 @@
 //   SWIGLU    src0 = a (gate), src1 = b (up): dst = silu(a) * b
 //   CONCAT    src0 = a, src1 = b; i32 [0] dim
 //   ARGMAX    src0 = a; dst I32
+//   FLASH_ATTN_EXT  src0 = q, src1 = k, src2 = v, src3 = mask or nullptr; f32 [0] scale;
+//             dst F32 [Dv, n_head, n_q, 1] contiguous (never in place)
 #pragma once
 
 #include "ggml/cpu.h"
@@ -109,3 +111,6 @@ void ggml_cpu_op_argmax(const ggml_compute_params & p, ggml_tensor * dst);
 void ggml_cpu_op_mul_mat(const ggml_compute_params & p, ggml_tensor * dst);
 size_t ggml_cpu_mul_mat_work_size(const ggml_tensor * dst, int n_threads);
 bool ggml_cpu_mul_mat_supported(const ggml_tensor * dst);
+void ggml_cpu_op_flash_attn_ext(const ggml_compute_params & p, ggml_tensor * dst);  // ops-attn.cpp
+size_t ggml_cpu_flash_attn_work_size(const ggml_tensor * dst, int n_threads);
+bool ggml_cpu_flash_attn_supported(const ggml_tensor * dst);

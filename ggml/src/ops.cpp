@@ -37,7 +37,7 @@ const char * ggml_op_name(ggml_op op) {
     static const char * const names[GGML_OP_COUNT] = {
         "NONE", "VIEW", "RESHAPE", "PERMUTE", "TRANSPOSE", "CONT", "CPY", "GET_ROWS", "SET_ROWS",
         "ADD", "MUL", "SCALE", "RMS_NORM", "NORM", "MUL_MAT", "ROPE", "SOFT_MAX", "SILU", "GELU",
-        "SWIGLU", "CONCAT", "ARGMAX",
+        "SWIGLU", "CONCAT", "ARGMAX", "FLASH_ATTN_EXT",
     };
     return op >= 0 && op < GGML_OP_COUNT ? names[op] : "INVALID";
 }
@@ -206,5 +206,31 @@ ggml_tensor * ggml_argmax(ggml_context * ctx, ggml_tensor * a) {
     ggml_tensor * r = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, a->ne[1]);
     r->op = GGML_OP_ARGMAX;
     r->src[0] = a;
+    return r;
+}
+
+ggml_tensor * ggml_flash_attn_ext(ggml_context * ctx, ggml_tensor * q, ggml_tensor * k, ggml_tensor * v,
+                                  ggml_tensor * mask, float scale) {
+    auto kv_type_ok = [](ggml_type t) { return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_Q8_0; };
+    GGML_ASSERT(q->type == GGML_TYPE_F32);
+    GGML_ASSERT(kv_type_ok(k->type) && kv_type_ok(v->type));
+    GGML_ASSERT(ggml_is_contiguous_rows(k) && ggml_is_contiguous_rows(v));
+    GGML_ASSERT(q->ne[3] == 1 && k->ne[3] == 1 && v->ne[3] == 1);
+    GGML_ASSERT(q->ne[0] > 0 && q->ne[0] == k->ne[0] && v->ne[0] > 0);
+    GGML_ASSERT(k->ne[1] == v->ne[1] && k->ne[2] == v->ne[2]);
+    GGML_ASSERT(k->ne[2] > 0 && q->ne[2] % k->ne[2] == 0);
+    if (mask) {
+        GGML_ASSERT(mask->type == GGML_TYPE_F32 || mask->type == GGML_TYPE_F16);
+        GGML_ASSERT(ggml_is_contiguous_rows(mask));
+        GGML_ASSERT(mask->ne[0] == k->ne[1] && mask->ne[1] >= q->ne[1]);
+        GGML_ASSERT(mask->ne[2] == 1 && mask->ne[3] == 1);
+    }
+    ggml_tensor * r = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, v->ne[0], q->ne[2], q->ne[1], 1);
+    r->op = GGML_OP_FLASH_ATTN_EXT;
+    r->src[0] = q;
+    r->src[1] = k;
+    r->src[2] = v;
+    r->src[3] = mask;
+    ggml_set_op_param_f32(r, 0, scale);
     return r;
 }

@@ -41,8 +41,16 @@ bool tool_args_parse(const std::vector<std::string> & args, std::initializer_lis
                 *error = "unknown option '" + w.substr(0, eq) + "'";
                 return false;
             }
+            if (s->flag) {
+                *error = "option '" + w.substr(0, eq) + "' takes no value";
+                return false;
+            }
             out->options.emplace_back(s->long_name, w.substr(eq + 1));
         } else if (const tool_option_spec * s = find_spec(specs, w)) {
+            if (s->flag) {
+                out->options.emplace_back(s->long_name, "1");
+                continue;
+            }
             if (i + 1 >= args.size()) {
                 *error = "option '" + w + "' wants a value";
                 return false;

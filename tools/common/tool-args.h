@@ -10,7 +10,8 @@
 //
 // Options that take a value are given as {short, long} pairs ("-t 4", "--threads 4",
 // "--threads=4"); -h / --help set `help`; "--" ends the options; any other word starting with
-// '-' (except "-" itself) is an error that names it.
+// '-' (except "-" itself) is an error that names it. Flags ({short, long, true}) take no value
+// ("--ids"; "--ids=x" is an error).
 #pragma once
 
 #include <initializer_list>
@@ -22,6 +23,7 @@
 struct tool_option_spec {
     const char * short_name;  // "-t", or nullptr
     const char * long_name;   // "--threads"
+    bool flag = false;        // true: takes no value ("--ids"); recorded with the value "1"
 };
 
 struct tool_args {
@@ -35,6 +37,9 @@ struct tool_args {
 
 bool tool_args_parse(const std::vector<std::string> & args, std::initializer_list<tool_option_spec> specs,
                      tool_args * out, std::string * error);
+
+// True when a flag (or an option) was given.
+inline bool tool_args_has(const tool_args & a, std::string_view long_name) { return a.option(long_name) != nullptr; }
 
 // Parses a whole decimal integer in [min, max]; false otherwise.
 bool tool_args_parse_int(const std::string & s, int min, int max, int * out);

@@ -47,6 +47,8 @@ public:
     // its pre-tokenizer name (false for one not implemented here), and its merge ranks, which
     // are looked up in v (v must outlive this tokenizer).
     bool init(const ::vocab & v, std::string * err);
+    // Same with the pre-tokenizer given (for a vocabulary whose tokenizer.ggml.pre is missing).
+    bool init(const ::vocab & v, bpe_pre_type pre, std::string * err);
 
     // Tokenizes text; no BOS/EOS. User-defined tokens (type 4) are always matched verbatim,
     // control tokens (type 3) only when parse_special is true (longest token text first).

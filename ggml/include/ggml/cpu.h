@@ -39,6 +39,12 @@ ggml_backend_ptr ggml_backend_cpu_init(const ggml_cpu_backend_options & opt = {}
 std::unique_ptr<ggml_backend_reg_i> ggml_backend_cpu_reg();
 // The host-memory buffer type of the CPU device (lives for the whole program).
 ggml_backend_buffer_type_i * ggml_backend_cpu_buffer_type();
+
+// A CPU buffer over memory the caller owns (an mmapped model file: weights used in place, no
+// copy). The memory must outlive the buffer and is never freed by it; tensors placed in it
+// with ggml_backend_tensor_alloc must not be written when the memory is read-only.
+// nullptr when ptr is nullptr.
+ggml_backend_buffer_ptr ggml_backend_cpu_buffer_from_ptr(void * ptr, size_t size);
 // Settings of a CPU backend (nullptr-safe: false / no-op for other backends).
 bool ggml_backend_is_cpu(const ggml_backend_i * backend);
 void ggml_backend_cpu_set_n_threads(ggml_backend_i * backend, int n_threads);

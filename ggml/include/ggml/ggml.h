@@ -71,6 +71,7 @@ enum ggml_op : int32_t {
     GGML_OP_SWIGLU,
     GGML_OP_CONCAT,
     GGML_OP_ARGMAX,
+    GGML_OP_FLASH_ATTN_EXT,
     GGML_OP_COUNT,
 };
 const char * ggml_op_name(ggml_op op);  // "ADD", "MUL_MAT", …
@@ -247,6 +248,18 @@ ggml_tensor * ggml_swiglu(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b);
 ggml_tensor * ggml_concat(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b, int dim);
 // Index of the largest element of each row of F32 a [ne0, ne1] → I32 [ne1] (first one on ties).
 ggml_tensor * ggml_argmax(ggml_context * ctx, ggml_tensor * a);
+// Fused attention. q F32 [D, n_q, n_head, 1] (any strides, e.g. a permuted view);
+// k [D, n_kv, n_head_kv, 1] and v [Dv, n_kv, n_head_kv, 1] of type F16, F32 or Q8_0 with
+// rows (dim 0) contiguous — typically views of a KV cache whose row c holds all heads of
+// cell c (nb1 = cache row size, nb2 = one head's bytes); n_head % n_head_kv == 0 (head h
+// reads kv head h / (n_head / n_head_kv)); mask nullptr or F32/F16 [n_kv, >= n_q] (rows
+// past n_q unused), broadcast over heads, -INFINITY excludes a cell.
+// Result F32 [Dv, n_head, n_q, 1], contiguous:
+//   dst[:, h, i] = sum_j softmax_j(scale * q[:, i, h] . k[:, j, h'] + mask[j, i]) * v[:, j, h']
+// computed in F32 (k, v converted to F32; q never rounded); a row whose mask excludes every
+// cell gives zeros.
+ggml_tensor * ggml_flash_attn_ext(ggml_context * ctx, ggml_tensor * q, ggml_tensor * k,
+                                  ggml_tensor * v, ggml_tensor * mask, float scale);
 
 // ---- graphs ----
 struct ggml_cgraph {

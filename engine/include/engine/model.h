@@ -1,0 +1,165 @@
+// engine/model.h — a model loaded from a GGUF file: hyper-parameters, vocabulary, tokenizer and
+// weights placed in backend buffers.
+//
+// Usage:
+//   model_params mp; mp.n_gpu_layers = 0;
+//   std::unique_ptr<model> m = model::load("tiny-llama-f32.gguf", mp);  // throws model_load_error
+//   for (const std::string & w : m->warnings()) fprintf(stderr, "warning: %s\n", w.c_str());
+//   const model_hparams & hp = m->hparams();      // n_embd, n_layer, …
+//   std::vector<int32_t> ids = m->get_tokenizer().tokenize("Hello", true, false);
+//   // decode with a context (engine/context.h)
+//
+// Loading reads `general.architecture` and the architecture-prefixed keys
+// (`<arch>.embedding_length`, `<arch>.block_count`, …), finds every tensor by name and checks its
+// shape and type. Errors (thrown as model_load_error, whose message names the file and the
+// problem): the file is no valid GGUF; an unknown architecture (the supported ones are listed);
+// a missing key; a missing tensor; a tensor with the wrong shape or an unsupported type.
+// Weights on the CPU are used in place from the mapped file (no copy); with n_gpu_layers > 0 and
+// a GPU device, the last n_gpu_layers layers (and the output layer when every layer is
+// offloaded) are copied to that device's buffer. Without a GPU device, the model says so in
+// warnings() and keeps every layer on the CPU.
+//
+// vocab_only: reads the vocabulary and hyper-parameters-independent data only (no weights are
+// needed; vocabulary-only files such as ggml-vocab-*.gguf load this way).
+#pragma once
+
+#include "engine/tokenizer.h"
+#include "engine/vocab.h"
+#include "ggml/backend.h"
+#include "ggml/ggml.h"
+#include "ggml/gguf.h"
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+class model_load_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+enum class llm_arch { llama, qwen2, gpt2 };
+const char * llm_arch_name(llm_arch arch);
+
+enum class rope_scaling_type { none, linear, yarn };
+
+struct model_hparams {
+    llm_arch arch = llm_arch::llama;
+    uint32_t n_ctx_train = 0;
+    uint32_t n_embd = 0;
+    uint32_t n_layer = 0;
+    uint32_t n_ff = 0;
+    uint32_t n_head = 0;
+    uint32_t n_head_kv = 0;
+    uint32_t n_embd_head_k = 0;  // head size of K (and Q)
+    uint32_t n_embd_head_v = 0;  // head size of V
+    uint32_t n_rot = 0;          // rotated dimensions of each head (RoPE)
+    int32_t n_vocab = 0;
+    float norm_eps = 1e-5f;      // RMSNorm or LayerNorm epsilon
+    bool use_rope = true;        // false: learned position embeddings (gpt2)
+    int rope_mode = 0;           // GGML_ROPE_TYPE_NORMAL or _NEOX
+    float rope_freq_base = 10000.0f;
+    float rope_freq_scale = 1.0f;  // 1 / linear scaling factor
+    rope_scaling_type rope_scaling = rope_scaling_type::none;
+    uint32_t rope_n_ctx_orig = 0;  // the training context before scaling
+    float yarn_ext_factor = 0.0f;
+    float yarn_attn_factor = 1.0f;
+    float yarn_beta_fast = 32.0f;
+    float yarn_beta_slow = 1.0f;
+
+    uint32_t n_embd_k_gqa() const { return n_embd_head_k * n_head_kv; }
+    uint32_t n_embd_v_gqa() const { return n_embd_head_v * n_head_kv; }
+    uint32_t n_gqa() const { return n_head / n_head_kv; }
+};
+
+// Weights of one block; tensors an architecture does not use are nullptr.
+struct model_layer {
+    ggml_tensor * attn_norm = nullptr;    // [n_embd]
+    ggml_tensor * attn_norm_b = nullptr;  // [n_embd] (LayerNorm)
+    ggml_tensor * wq = nullptr;           // [n_embd, n_head * head_k]
+    ggml_tensor * wk = nullptr;           // [n_embd, n_embd_k_gqa]
+    ggml_tensor * wv = nullptr;           // [n_embd, n_embd_v_gqa]
+    ggml_tensor * bq = nullptr, * bk = nullptr, * bv = nullptr;
+    ggml_tensor * wqkv = nullptr;         // fused [n_embd, n_embd + 2 * n_embd_gqa]
+    ggml_tensor * bqkv = nullptr;
+    ggml_tensor * wo = nullptr;           // [n_head * head_v, n_embd]
+    ggml_tensor * bo = nullptr;
+    ggml_tensor * ffn_norm = nullptr;     // [n_embd]
+    ggml_tensor * ffn_norm_b = nullptr;
+    ggml_tensor * ffn_gate = nullptr;     // [n_embd, n_ff]
+    ggml_tensor * ffn_up = nullptr;       // [n_embd, n_ff]
+    ggml_tensor * ffn_up_b = nullptr;
+    ggml_tensor * ffn_down = nullptr;     // [n_ff, n_embd]
+    ggml_tensor * ffn_down_b = nullptr;
+};
+
+struct model_weights {
+    ggml_tensor * tok_embd = nullptr;       // [n_embd, n_vocab]
+    ggml_tensor * pos_embd = nullptr;       // [n_embd, n_ctx_train] (gpt2)
+    ggml_tensor * output_norm = nullptr;    // [n_embd]
+    ggml_tensor * output_norm_b = nullptr;
+    ggml_tensor * output = nullptr;         // [n_embd, n_vocab]; tok_embd when tied
+    std::vector<model_layer> layers;
+};
+
+struct model_params {
+    int32_t n_gpu_layers = 0;  // layers to put on a GPU device (the last ones); < 0: all
+    bool use_mmap = true;      // false: read the file into memory (weights still not copied)
+    bool vocab_only = false;
+    // GPU devices to use; empty: the GPU devices of ggml_backend_registry_default().
+    std::vector<ggml_backend_device_i *> devices;
+};
+
+class model {
+public:
+    static std::unique_ptr<model> load(const std::string & path, const model_params & params);
+    ~model();
+    model(const model &) = delete;
+    model & operator=(const model &) = delete;
+
+    const std::string & path() const { return path_; }
+    const gguf_file & file() const { return *file_; }
+    const model_hparams & hparams() const { return hparams_; }
+    const model_weights & weights() const { return weights_; }
+    const vocab & get_vocab() const { return vocab_; }
+    const tokenizer & get_tokenizer() const { return tokenizer_; }
+    bool vocab_only() const { return vocab_only_; }
+    // tokenizer.chat_template, "" when absent.
+    const std::string & chat_template() const { return chat_template_; }
+    // "llama 256x4 Q4_K_M"-style one-line description; parameter count and weight bytes.
+    std::string description() const;
+    uint64_t n_params() const { return n_params_; }
+    uint64_t n_weight_bytes() const { return n_weight_bytes_; }
+    const std::vector<std::string> & warnings() const { return warnings_; }
+
+    // Placement: the device of a layer's weights (nullptr: the CPU), and of the output layer.
+    ggml_backend_device_i * layer_device(uint32_t il) const { return layer_dev_.at(il); }
+    ggml_backend_device_i * output_device() const { return output_dev_; }
+    // Every distinct GPU device holding weights, in priority order.
+    const std::vector<ggml_backend_device_i *> & gpu_devices() const { return gpu_devs_; }
+
+private:
+    model() = default;
+    friend class model_loader;
+
+    std::string path_;
+    std::unique_ptr<ggml_backend_registry> registry_;  // owns the devices when found here
+    std::unique_ptr<gguf_file> file_;
+    model_hparams hparams_;
+    model_weights weights_;
+    vocab vocab_;
+    tokenizer tokenizer_;
+    bool vocab_only_ = false;
+    std::string chat_template_;
+    uint64_t n_params_ = 0;
+    uint64_t n_weight_bytes_ = 0;
+    std::vector<std::string> warnings_;
+    std::vector<ggml_backend_device_i *> layer_dev_;
+    ggml_backend_device_i * output_dev_ = nullptr;
+    std::vector<ggml_backend_device_i *> gpu_devs_;
+    ggml_context_ptr ctx_cpu_;                     // weight tensors on the CPU (no_alloc)
+    std::vector<ggml_context_ptr> ctx_dev_;        // per GPU device
+    std::vector<ggml_backend_buffer_ptr> buffers_; // the file-backed CPU buffer, device buffers
+};

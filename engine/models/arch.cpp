@@ -1,0 +1,115 @@
+// The architecture table and the hyper-parameter readers shared by the architecture files.
+#include "models/arch.h"
+
+#include "ggml/gguf.h"
+
+#include <cmath>
+
+namespace {
+
+std::string missing(const std::string & key) { return "missing or invalid key '" + key + "'"; }
+
+}  // namespace
+
+bool hparams_reader::has(std::string_view key) const { return md_.contains(full(key)); }
+
+uint32_t hparams_reader::u32(std::string_view key) const {
+    uint64_t v = 0;
+    const std::string k = full(key);
+    if (!md_.get_uint(k, &v) || v > UINT32_MAX) throw model_load_error(missing(k));
+    return uint32_t(v);
+}
+
+uint32_t hparams_reader::u32_or(std::string_view key, uint32_t def) const { return has(key) ? u32(key) : def; }
+
+float hparams_reader::f32(std::string_view key) const {
+    double v = 0;
+    const std::string k = full(key);
+    if (!md_.get_float(k, &v) || !std::isfinite(v)) throw model_load_error(missing(k));
+    return float(v);
+}
+
+float hparams_reader::f32_or(std::string_view key, float def) const { return has(key) ? f32(key) : def; }
+
+std::string hparams_reader::str_or(std::string_view key, std::string def) const {
+    if (!has(key)) return def;
+    std::string v;
+    const std::string k = full(key);
+    if (!md_.get_string(k, &v)) throw model_load_error(missing(k));
+    return v;
+}
+
+std::string llm_tensor_name(int il, const char * suffix) { return "blk." + std::to_string(il) + "." + suffix; }
+
+const llm_arch_def * llm_arch_find(std::string_view name) {
+    for (const llm_arch_def * d : {&llm_arch_llama, &llm_arch_qwen2, &llm_arch_gpt2}) {
+        if (name == d->name) return d;
+    }
+    return nullptr;
+}
+
+std::string llm_arch_list() { return "llama, qwen2, gpt2"; }
+
+const char * llm_arch_name(llm_arch arch) {
+    switch (arch) {
+        case llm_arch::llama: return "llama";
+        case llm_arch::qwen2: return "qwen2";
+        case llm_arch::gpt2: return "gpt2";
+    }
+    return "?";
+}
+
+void llm_load_common_hparams(const hparams_reader & r, model_hparams & hp, const char * eps_key) {
+    hp.n_ctx_train = r.u32("context_length");
+    hp.n_embd = r.u32("embedding_length");
+    hp.n_layer = r.u32("block_count");
+    hp.n_ff = r.u32("feed_forward_length");
+    hp.n_head = r.u32("attention.head_count");
+    hp.n_head_kv = r.u32_or("attention.head_count_kv", hp.n_head);
+    if (hp.n_embd == 0 || hp.n_layer == 0 || hp.n_ff == 0 || hp.n_head == 0 || hp.n_head_kv == 0) {
+        throw model_load_error("hyper-parameters must be positive (embedding_length, block_count, "
+                               "feed_forward_length, attention.head_count[_kv])");
+    }
+    if (hp.n_head % hp.n_head_kv != 0) {
+        throw model_load_error("attention.head_count (" + std::to_string(hp.n_head) +
+                               ") is not a multiple of attention.head_count_kv (" + std::to_string(hp.n_head_kv) + ")");
+    }
+    if (!r.has("attention.key_length") && hp.n_embd % hp.n_head != 0) {
+        throw model_load_error("embedding_length is not a multiple of attention.head_count");
+    }
+    hp.n_embd_head_k = r.u32_or("attention.key_length", hp.n_embd / hp.n_head);
+    hp.n_embd_head_v = r.u32_or("attention.value_length", hp.n_embd / hp.n_head);
+    if (hp.n_embd_head_k == 0 || hp.n_embd_head_v == 0) throw model_load_error("attention head size is zero");
+    hp.norm_eps = r.f32(eps_key);
+    if (!(hp.norm_eps >= 0.0f)) throw model_load_error("negative norm epsilon");
+}
+
+void llm_load_rope_hparams(const hparams_reader & r, model_hparams & hp) {
+    hp.n_rot = r.u32_or("rope.dimension_count", hp.n_embd_head_k);
+    if (hp.n_rot == 0 || hp.n_rot % 2 != 0 || hp.n_rot > hp.n_embd_head_k) {
+        throw model_load_error("rope.dimension_count must be even and at most the head size");
+    }
+    hp.rope_freq_base = r.f32_or("rope.freq_base", 10000.0f);
+    if (!(hp.rope_freq_base > 0.0f)) throw model_load_error("rope.freq_base must be positive");
+    const std::string type = r.str_or("rope.scaling.type", "");
+    float factor = r.f32_or("rope.scaling.factor", 0.0f);
+    if (factor == 0.0f) factor = r.f32_or("rope.scale_linear", 0.0f);  // older key
+    if (type.empty() || type == "none") {
+        hp.rope_scaling = factor > 0.0f && factor != 1.0f ? rope_scaling_type::linear : rope_scaling_type::none;
+    } else if (type == "linear") {
+        hp.rope_scaling = rope_scaling_type::linear;
+    } else if (type == "yarn") {
+        hp.rope_scaling = rope_scaling_type::yarn;
+    } else {
+        throw model_load_error("unsupported rope.scaling.type '" + type + "' (none, linear and yarn are)");
+    }
+    if (factor < 0.0f) throw model_load_error("rope.scaling.factor must be positive");
+    hp.rope_freq_scale = factor > 0.0f ? 1.0f / factor : 1.0f;
+    hp.rope_n_ctx_orig = r.u32_or("rope.scaling.original_context_length", hp.n_ctx_train);
+    if (hp.rope_scaling == rope_scaling_type::yarn) {
+        hp.yarn_ext_factor = 1.0f;
+        hp.yarn_attn_factor = r.f32_or("rope.scaling.attn_factor", 1.0f);
+        hp.yarn_beta_fast = r.f32_or("rope.scaling.yarn_beta_fast", 32.0f);
+        hp.yarn_beta_slow = r.f32_or("rope.scaling.yarn_beta_slow", 1.0f);
+    }
+}

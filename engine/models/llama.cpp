@@ -1,0 +1,60 @@
+// llama (Llama 2/3, Mistral, TinyLlama): RMSNorm, grouped-query attention, normal RoPE
+// (freq_base, linear and YaRN scaling), SwiGLU, tied or untied output.
+#include "models/arch.h"
+#include "models/graph-builder.h"
+
+namespace {
+
+void llama_load_hparams(const hparams_reader & r, model_hparams & hp) {
+    llm_load_common_hparams(r, hp, "attention.layer_norm_rms_epsilon");
+    llm_load_rope_hparams(r, hp);
+    hp.rope_mode = GGML_ROPE_TYPE_NORMAL;
+}
+
+}  // namespace
+
+// Shared with qwen2 (with_bias: Q/K/V biases).
+void llm_create_llama_like_tensors(tensor_creator & c, const model_hparams & hp, model_weights & w, bool with_bias) {
+    const int64_t n_embd = hp.n_embd, n_vocab = hp.n_vocab, n_ff = hp.n_ff;
+    const int64_t n_q = int64_t(hp.n_embd_head_k) * hp.n_head;
+    const int64_t n_out = int64_t(hp.n_embd_head_v) * hp.n_head;
+    w.tok_embd = c.create("token_embd.weight", {n_embd, n_vocab}, -1);
+    w.output_norm = c.create("output_norm.weight", {n_embd}, -2);
+    w.output = c.create_optional("output.weight", {n_embd, n_vocab}, -2);
+    if (!w.output) w.output = w.tok_embd;  // tied
+    w.layers.resize(hp.n_layer);
+    for (uint32_t i = 0; i < hp.n_layer; ++i) {
+        model_layer & l = w.layers[i];
+        const int il = int(i);
+        l.attn_norm = c.create(llm_tensor_name(il, "attn_norm.weight"), {n_embd}, il);
+        l.wq = c.create(llm_tensor_name(il, "attn_q.weight"), {n_embd, n_q}, il);
+        l.wk = c.create(llm_tensor_name(il, "attn_k.weight"), {n_embd, hp.n_embd_k_gqa()}, il);
+        l.wv = c.create(llm_tensor_name(il, "attn_v.weight"), {n_embd, hp.n_embd_v_gqa()}, il);
+        l.wo = c.create(llm_tensor_name(il, "attn_output.weight"), {n_out, n_embd}, il);
+        if (with_bias) {
+            l.bq = c.create(llm_tensor_name(il, "attn_q.bias"), {n_q}, il);
+            l.bk = c.create(llm_tensor_name(il, "attn_k.bias"), {hp.n_embd_k_gqa()}, il);
+            l.bv = c.create(llm_tensor_name(il, "attn_v.bias"), {hp.n_embd_v_gqa()}, il);
+        } else {  // some llama-family files carry them anyway
+            l.bq = c.create_optional(llm_tensor_name(il, "attn_q.bias"), {n_q}, il);
+            l.bk = c.create_optional(llm_tensor_name(il, "attn_k.bias"), {hp.n_embd_k_gqa()}, il);
+            l.bv = c.create_optional(llm_tensor_name(il, "attn_v.bias"), {hp.n_embd_v_gqa()}, il);
+            l.bo = c.create_optional(llm_tensor_name(il, "attn_output.bias"), {n_embd}, il);
+        }
+        l.ffn_norm = c.create(llm_tensor_name(il, "ffn_norm.weight"), {n_embd}, il);
+        l.ffn_gate = c.create(llm_tensor_name(il, "ffn_gate.weight"), {n_embd, n_ff}, il);
+        l.ffn_up = c.create(llm_tensor_name(il, "ffn_up.weight"), {n_embd, n_ff}, il);
+        l.ffn_down = c.create(llm_tensor_name(il, "ffn_down.weight"), {n_ff, n_embd}, il);
+    }
+}
+
+namespace {
+
+void llama_create_tensors(tensor_creator & c, const model_hparams & hp, model_weights & w) {
+    llm_create_llama_like_tensors(c, hp, w, /*with_bias=*/false);
+}
+
+}  // namespace
+
+const llm_arch_def llm_arch_llama = {llm_arch::llama, "llama", llama_load_hparams, llama_create_tensors,
+                                     llm_build_llama_like};

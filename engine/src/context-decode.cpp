@@ -1,0 +1,198 @@
+// decode(): batch validation, ubatches, KV slots, graph building and reuse, logits, K-shift.
+#include "context-impl.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace {
+
+uint32_t padded_n_kv(uint32_t used_end, uint32_t pad, uint32_t n_ctx) {
+    const uint32_t n = std::max<uint32_t>(used_end, 1);
+    return std::min(n_ctx, (n + pad - 1) / pad * pad);
+}
+
+}  // namespace
+
+bool context::impl::build_graph(const graph_shape & shape) {
+    if (graph.valid && graph.shape == shape) return true;
+    sched->reset();
+    graph = context_graph{};
+    ggml_init_params ip;
+    ip.mem_size = ggml_tensor_overhead() * graph_size + ggml_graph_overhead_custom(graph_size);
+    ip.no_alloc = true;
+    graph.ctx.reset(ggml_init(ip));
+    if (!graph.ctx) return false;
+    graph.gf = ggml_new_graph_custom(graph.ctx.get(), graph_size);
+    graph_builder b(m, *kv, graph.ctx.get(), graph.gf, shape);
+    graph.logits = arch->build_graph(b);
+    ggml_build_forward_expand(graph.gf, graph.logits);
+    graph.in = b.in;
+    graph.shape = shape;
+    graph.valid = true;
+    ++n_builds;
+    return true;
+}
+
+void context::impl::reserve_worst_case() {
+    graph_shape worst;
+    worst.n_tokens = int32_t(params.n_ubatch);
+    worst.n_outputs = worst.n_tokens;
+    worst.n_kv = params.n_ctx;
+    worst.flash_attn = params.flash_attn;
+    if (!build_graph(worst) || !sched->reserve(graph.gf)) {
+        throw std::runtime_error("context: cannot reserve compute buffers for n_ubatch " +
+                                 std::to_string(params.n_ubatch) + " and n_ctx " + std::to_string(params.n_ctx));
+    }
+    graph = context_graph{};  // the next decode builds its own shape
+}
+
+bool context::impl::validate(const llm_batch & b) {
+    const size_t n = b.tokens.size();
+    if (n == 0) return fail(decode_invalid, "decode: empty batch"), false;
+    if (b.pos.size() != n || b.seq_id.size() != n || b.logits.size() != n) {
+        return fail(decode_invalid, "decode: batch arrays differ in length"), false;
+    }
+    if (n > params.n_batch) {
+        return fail(decode_invalid, "decode: " + std::to_string(n) + " tokens exceed n_batch " +
+                                        std::to_string(params.n_batch)), false;
+    }
+    const int32_t n_vocab = m.hparams().n_vocab;
+    const bool learned_pos = !m.hparams().use_rope;
+    for (size_t i = 0; i < n; ++i) {
+        const std::string at = " at batch index " + std::to_string(i);
+        if (b.tokens[i] < 0 || b.tokens[i] >= n_vocab) {
+            return fail(decode_invalid, "decode: token " + std::to_string(b.tokens[i]) + at +
+                                            " is outside the vocabulary (0.." + std::to_string(n_vocab - 1) + ")"), false;
+        }
+        if (b.seq_id[i] < 0 || uint32_t(b.seq_id[i]) >= params.n_seq_max) {
+            return fail(decode_invalid, "decode: sequence id " + std::to_string(b.seq_id[i]) + at +
+                                            " is not below n_seq_max " + std::to_string(params.n_seq_max)), false;
+        }
+        if (b.pos[i] < 0 || (learned_pos && uint32_t(b.pos[i]) >= m.hparams().n_ctx_train)) {
+            return fail(decode_invalid, "decode: position " + std::to_string(b.pos[i]) + at + " is out of range"), false;
+        }
+    }
+    return true;
+}
+
+bool context::impl::apply_kv_shift() {
+    const model_hparams & hp = m.hparams();
+    if (!hp.use_rope) {  // learned positions: nothing cached depends on the position value
+        kv->shift_applied();
+        return true;
+    }
+    const uint32_t n_ctx = params.n_ctx;
+    sched->reset();
+    graph = context_graph{};
+    ggml_init_params ip;
+    ip.mem_size = ggml_tensor_overhead() * graph_size + ggml_graph_overhead_custom(graph_size);
+    ip.no_alloc = true;
+    ggml_context_ptr ctx(ggml_init(ip));
+    ggml_cgraph * gf = ggml_new_graph_custom(ctx.get(), graph_size);
+    ggml_tensor * rows = ggml_new_tensor_1d(ctx.get(), GGML_TYPE_I32, n_ctx);
+    ggml_tensor * rows64 = ggml_new_tensor_1d(ctx.get(), GGML_TYPE_I64, n_ctx);
+    ggml_tensor * delta = ggml_new_tensor_1d(ctx.get(), GGML_TYPE_I32, n_ctx);
+    for (ggml_tensor * t : {rows, rows64, delta}) ggml_set_input(t);
+    ggml_rope_params p = llm_rope_params(hp);
+    p.attn_factor = 1.0f;  // the magnitude was scaled when the key was first rotated
+    for (uint32_t il = 0; il < hp.n_layer; ++il) {
+        // Every row of K as F32, rotated by its cell's delta, written back in the cache's type.
+        ggml_tensor * k = ggml_get_rows(ctx.get(), kv->k(il), rows);  // [n_embd_k_gqa, n_ctx]
+        k = ggml_reshape_3d(ctx.get(), k, hp.n_embd_head_k, hp.n_head_kv, n_ctx);
+        k = ggml_rope(ctx.get(), k, delta, p);
+        k = ggml_reshape_2d(ctx.get(), k, hp.n_embd_k_gqa(), n_ctx);
+        ggml_build_forward_expand(gf, ggml_set_rows(ctx.get(), kv->k(il), k, rows64));
+    }
+    if (!sched->alloc_graph(gf)) return false;
+    std::vector<int32_t> r32(n_ctx);
+    std::vector<int64_t> r64(n_ctx);
+    for (uint32_t i = 0; i < n_ctx; ++i) r32[i] = int32_t(i), r64[i] = int64_t(i);
+    const std::vector<int32_t> d = kv->shift_deltas();
+    ggml_backend_tensor_set(rows, r32.data(), 0, ggml_nbytes(rows));
+    ggml_backend_tensor_set(rows64, r64.data(), 0, ggml_nbytes(rows64));
+    ggml_backend_tensor_set(delta, d.data(), 0, ggml_nbytes(delta));
+    const ggml_status st = sched->compute(gf);
+    sched->reset();
+    if (st != GGML_STATUS_SUCCESS) return false;
+    kv->shift_applied();
+    return true;
+}
+
+int context::impl::decode_ubatch(const llm_batch & b, size_t begin, size_t end, int32_t & next_row) {
+    const int32_t n_tokens = int32_t(end - begin);
+    if (kv->find_slot(n_tokens, cells) != kv_cache_status::ok) return decode_no_kv_space;
+    if (!kv->apply_slot(cells, b.pos.data() + begin, b.seq_id.data() + begin)) {
+        return fail(decode_invalid, "decode: the KV cache rejected the ubatch's cells");
+    }
+    out_ids.clear();
+    for (size_t i = begin; i < end; ++i) {
+        if (b.logits[i]) out_ids.push_back(int32_t(i - begin));
+    }
+    graph_shape shape;
+    shape.n_tokens = n_tokens;
+    shape.n_outputs = int32_t(out_ids.size());
+    shape.n_kv = padded_n_kv(kv->n_kv(), params.kv_pad, params.n_ctx);
+    shape.flash_attn = params.flash_attn;
+    if (shape.n_outputs == 0) {
+        // The graph still ends in logits: compute one row and drop it.
+        shape.n_outputs = 1;
+        out_ids.push_back(n_tokens - 1);
+    }
+    if (!build_graph(shape)) return fail(decode_compute_failed, "decode: cannot build the graph");
+    if (!sched->alloc_graph(graph.gf)) return fail(decode_compute_failed, "decode: out of memory for the graph");
+    mask.resize(size_t(shape.n_kv) * size_t(n_tokens));
+    kv->build_mask(b.pos.data() + begin, b.seq_id.data() + begin, n_tokens, shape.n_kv, n_tokens, mask.data());
+    ggml_backend_tensor_set(graph.in.tokens, b.tokens.data() + begin, 0, size_t(n_tokens) * sizeof(int32_t));
+    ggml_backend_tensor_set(graph.in.pos, b.pos.data() + begin, 0, size_t(n_tokens) * sizeof(int32_t));
+    ggml_backend_tensor_set(graph.in.kv_idx, cells.data(), 0, size_t(n_tokens) * sizeof(int64_t));
+    ggml_backend_tensor_set(graph.in.mask, mask.data(), 0, mask.size() * sizeof(float));
+    if (graph.in.out_ids) {
+        ggml_backend_tensor_set(graph.in.out_ids, out_ids.data(), 0, out_ids.size() * sizeof(int32_t));
+    }
+    if (sched->compute(graph.gf) != GGML_STATUS_SUCCESS) {
+        return fail(decode_compute_failed, "decode: a backend failed to compute the graph");
+    }
+    ++n_computes;
+    const size_t n_vocab = size_t(m.hparams().n_vocab);
+    for (size_t j = 0; j < out_ids.size(); ++j) {
+        const size_t i = begin + size_t(out_ids[j]);
+        if (!b.logits[i]) continue;
+        const size_t row = size_t(next_row++);
+        ggml_backend_tensor_get(graph.logits, logits.data() + row * n_vocab, j * n_vocab * sizeof(float),
+                                n_vocab * sizeof(float));
+        output_row[i] = int32_t(row);
+    }
+    return decode_ok;
+}
+
+int context::decode(const llm_batch & b) {
+    impl & s = *impl_;
+    s.error.clear();
+    if (!s.validate(b)) return decode_invalid;
+    const size_t n = b.size();
+    if (size_t(s.kv->size() - s.kv->used()) < n) {
+        return s.fail(decode_no_kv_space, "decode: the KV cache has " + std::to_string(s.kv->size() - s.kv->used()) +
+                                              " free cells, the batch needs " + std::to_string(n));
+    }
+    if (s.kv->has_shift() && !s.apply_kv_shift()) {
+        return s.fail(decode_compute_failed, "decode: the RoPE shift of the KV cache failed");
+    }
+    size_t n_out = 0;
+    for (int8_t f : b.logits) n_out += f ? 1 : 0;
+    s.logits.resize(n_out * size_t(n_vocab()));
+    s.output_row.assign(n, -1);
+    int32_t next_row = 0;
+    for (size_t begin = 0; begin < n; begin += s.params.n_ubatch) {
+        const size_t end = std::min(n, begin + s.params.n_ubatch);
+        const int st = s.decode_ubatch(b, begin, end, next_row);
+        if (st != decode_ok) {
+            // Undo: the cells this batch took (its sequences at its positions).
+            for (size_t i = 0; i < end; ++i) s.kv->seq_rm(b.seq_id[i], b.pos[i], b.pos[i] + 1);
+            s.output_row.assign(n, -1);
+            if (st == decode_no_kv_space && s.error.empty()) s.error = "decode: no KV cache slot";
+            return st;
+        }
+    }
+    return decode_ok;
+}

@@ -1,0 +1,112 @@
+// Context construction (backends, scheduler, KV cache), accessors and sequence operations.
+#include "context-impl.h"
+
+#include "ggml/cpu.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <thread>
+
+namespace {
+
+void check_params(const model & m, context_params & p) {
+    const model_hparams & hp = m.hparams();
+    if (m.vocab_only()) throw std::runtime_error("context: the model was loaded vocabulary-only");
+    if (p.n_ctx == 0) p.n_ctx = std::min<uint32_t>(hp.n_ctx_train, 4096);
+    if (!hp.use_rope && p.n_ctx > hp.n_ctx_train) {
+        throw std::runtime_error("context: n_ctx " + std::to_string(p.n_ctx) + " exceeds the " +
+                                 std::to_string(hp.n_ctx_train) + " learned positions of this model");
+    }
+    if (p.n_ubatch == 0 || p.n_batch == 0) throw std::runtime_error("context: n_batch and n_ubatch must be positive");
+    p.n_ubatch = std::min(p.n_ubatch, p.n_batch);
+    if (p.n_seq_max == 0 || p.n_seq_max > kv_cache_max_seq) {
+        throw std::runtime_error("context: n_seq_max must be 1.." + std::to_string(kv_cache_max_seq));
+    }
+    if (p.kv_pad == 0) p.kv_pad = 1;
+    for (ggml_type t : {p.type_k, p.type_v}) {
+        if (t != GGML_TYPE_F16 && t != GGML_TYPE_F32 && t != GGML_TYPE_Q8_0) {
+            throw std::runtime_error(std::string("context: KV cache type ") + ggml_type_name(t) +
+                                     " is not supported (f16, f32, q8_0)");
+        }
+    }
+    if (p.type_v == GGML_TYPE_Q8_0 && !p.flash_attn) {
+        throw std::runtime_error("context: a q8_0 V cache needs flash attention");
+    }
+    if (ggml_blck_size(p.type_k) > 1 && m.hparams().n_embd_head_k % ggml_blck_size(p.type_k) != 0) {
+        throw std::runtime_error("context: the head size is not a multiple of the K cache type's block");
+    }
+    if (ggml_blck_size(p.type_v) > 1 && m.hparams().n_embd_head_v % ggml_blck_size(p.type_v) != 0) {
+        throw std::runtime_error("context: the head size is not a multiple of the V cache type's block");
+    }
+}
+
+}  // namespace
+
+context::context(const model & m, const context_params & params) : impl_(std::make_unique<impl>(m, params)) {
+    impl & s = *impl_;
+    check_params(m, s.params);
+    s.arch = llm_arch_find(llm_arch_name(m.hparams().arch));
+    for (ggml_backend_device_i * dev : m.gpu_devices()) {
+        ggml_backend_ptr b = dev->init_backend();
+        if (!b) throw std::runtime_error(std::string("context: cannot start a backend on ") + dev->name());
+        s.backends.push_back(std::move(b));
+    }
+    ggml_cpu_backend_options co;
+    co.n_threads = s.params.n_threads > 0 ? s.params.n_threads : int(std::max(1u, std::thread::hardware_concurrency()));
+    s.backends.push_back(ggml_backend_cpu_init(co));
+    s.cpu = s.backends.back().get();
+
+    const model_hparams & hp = m.hparams();
+    kv_cache_params kp;
+    kp.n_ctx = s.params.n_ctx;
+    kp.n_layer = hp.n_layer;
+    kp.n_embd_k_gqa = hp.n_embd_k_gqa();
+    kp.n_embd_v_gqa = hp.n_embd_v_gqa();
+    kp.type_k = s.params.type_k;
+    kp.type_v = s.params.type_v;
+    kp.n_seq_max = s.params.n_seq_max;
+    s.kv = std::make_unique<kv_cache>(kp, ggml_backend_cpu_buffer_type());
+
+    s.graph_size = std::max<size_t>(GGML_DEFAULT_GRAPH_SIZE, size_t(hp.n_layer) * 48 + 64);
+    ggml_sched_params sp;
+    for (auto & b : s.backends) sp.backends.push_back({b.get(), nullptr});
+    sp.graph_size = s.graph_size;
+    sp.op_offload = s.params.op_offload;
+    s.sched = std::make_unique<ggml_scheduler>(sp);
+    s.reserve_worst_case();
+}
+
+context::~context() = default;
+
+const std::string & context::last_error() const { return impl_->error; }
+
+const float * context::logits(int32_t i) const {
+    const impl & s = *impl_;
+    if (i < 0 || size_t(i) >= s.output_row.size() || s.output_row[size_t(i)] < 0) return nullptr;
+    return s.logits.data() + size_t(s.output_row[size_t(i)]) * size_t(n_vocab());
+}
+
+int32_t context::n_vocab() const { return impl_->m.hparams().n_vocab; }
+uint32_t context::n_ctx() const { return impl_->params.n_ctx; }
+const context_params & context::params() const { return impl_->params; }
+const model & context::get_model() const { return impl_->m; }
+const kv_cache & context::kv() const { return *impl_->kv; }
+uint64_t context::n_graph_builds() const { return impl_->n_builds; }
+uint64_t context::n_graph_computes() const { return impl_->n_computes; }
+
+bool context::seq_rm(int32_t seq, int32_t p0, int32_t p1) { return impl_->kv->seq_rm(seq, p0, p1); }
+bool context::seq_cp(int32_t src, int32_t dst, int32_t p0, int32_t p1) { return impl_->kv->seq_cp(src, dst, p0, p1); }
+bool context::seq_keep(int32_t seq) { return impl_->kv->seq_keep(seq); }
+bool context::seq_add(int32_t seq, int32_t p0, int32_t p1, int32_t delta) {
+    return impl_->kv->seq_add(seq, p0, p1, delta);
+}
+int32_t context::seq_pos_max(int32_t seq) const { return impl_->kv->seq_pos_max(seq); }
+void context::clear() { impl_->kv->clear(); }
+
+std::vector<std::string> context::backend_names() const {
+    std::vector<std::string> out;
+    for (const auto & b : impl_->backends) out.emplace_back(b->name());
+    return out;
+}
+
+void context::set_eval_callback(std::function<bool(ggml_tensor *, bool)> cb) { impl_->sched->set_eval_callback(std::move(cb)); }

@@ -1,0 +1,167 @@
+// ggml/cpu/ops-attn-avx512.cpp — AVX-512 inner loops of FLASH_ATTN_EXT (see ops-attn.h).
+//
+// Compiled with the AVX-512 flags and only reached after a CPUID check: nothing but the
+// exported table getter has external linkage, and no std templates are used.
+//
+// scores: 16 cells at a time, one accumulator per cell (q loaded once per 16-float chunk and
+// used by all 16), then the 16 accumulators are summed lane-wise into one vector whose lane t
+// is cell t's dot product (a transpose-and-add tree: 15 merges instead of 16 full horizontal
+// sums).
+// accumulate: 64 output floats (four registers) at a time over every cell of the tile, two
+// cells per step, then single 16-float chunks for the rest.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cpu/ops-attn.h"
+#include "ggml/quants.h"
+
+namespace {
+
+// Lane-wise merge of two vectors of partial sums: the result has, in each 128-bit lane, the
+// pairwise sums of a's and b's elements interleaved (a0+a2, b0+b2, a1+a3, b1+b3 per lane).
+static inline __m512 merge_ps(__m512 a, __m512 b) {
+    return _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
+}
+
+// Same one level up, moving 64-bit pairs: per 128-bit lane (a01, b01) + (a23, b23), added as floats.
+static inline __m512 merge_pd(__m512 a, __m512 b) {
+    const __m512d ad = _mm512_castps_pd(a), bd = _mm512_castps_pd(b);
+    return _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(ad, bd)), _mm512_castpd_ps(_mm512_unpackhi_pd(ad, bd)));
+}
+
+// Across 128-bit lanes: lanes (0, 2) and (1, 3) of a and b added: result lanes hold
+// a.L0+a.L1, a.L2+a.L3, b.L0+b.L1, b.L2+b.L3.
+static inline __m512 merge_lanes(__m512 a, __m512 b) {
+    return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x88), _mm512_shuffle_f32x4(a, b, 0xdd));
+}
+
+// Lane t of the result = the sum of c[t]'s 16 lanes.
+static inline __m512 sum16(const __m512 * c) {
+    // level 1: pairs; level 2: quads -> each 128-bit lane holds 4 partial sums of 4 cells
+    const __m512 q0 = merge_pd(merge_ps(c[0], c[1]), merge_ps(c[2], c[3]));
+    const __m512 q1 = merge_pd(merge_ps(c[4], c[5]), merge_ps(c[6], c[7]));
+    const __m512 q2 = merge_pd(merge_ps(c[8], c[9]), merge_ps(c[10], c[11]));
+    const __m512 q3 = merge_pd(merge_ps(c[12], c[13]), merge_ps(c[14], c[15]));
+    // levels 3 and 4: across the four 128-bit lanes
+    return merge_lanes(merge_lanes(q0, q1), merge_lanes(q2, q3));
+}
+
+static float attn_scores_avx512(const float * q, const float * k, int64_t dp, int64_t n, float scale,
+                                const float * mask, float * s) {
+    const __m512 vscale = _mm512_set1_ps(scale);
+    __m512 vmax = _mm512_set1_ps(-__builtin_inff());
+    for (int64_t t0 = 0; t0 < n; t0 += 16) {
+        const float * kt = k + t0 * dp;
+        __m512 c[16];
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; ++j) c[j] = _mm512_setzero_ps();
+        for (int64_t d = 0; d < dp; d += 16) {
+            const __m512 qv = _mm512_loadu_ps(q + d);
+#pragma GCC unroll 16
+            for (int j = 0; j < 16; ++j) c[j] = _mm512_fmadd_ps(qv, _mm512_loadu_ps(kt + j * dp + d), c[j]);
+        }
+        const __mmask16 valid = n - t0 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - t0)) - 1u);
+        const __m512 m = mask ? _mm512_maskz_loadu_ps(valid, mask + t0) : _mm512_setzero_ps();
+        const __m512 st = _mm512_fmadd_ps(sum16(c), vscale, m);
+        _mm512_storeu_ps(s + t0, st);
+        vmax = _mm512_mask_max_ps(vmax, valid, st, vmax);  // NaN lanes keep vmax
+    }
+    return _mm512_reduce_max_ps(vmax);
+}
+
+// Two cells per step into two sets of accumulators (eight independent FMA chains for a
+// 64-float block), added together at the end of the block.
+static void attn_accumulate_avx512(float * acc, const float * v, int64_t dvp, const float * w, int64_t n) {
+    int64_t d = 0;
+    for (; d + 64 <= dvp; d += 64) {
+        __m512 a0 = _mm512_loadu_ps(acc + d), a1 = _mm512_loadu_ps(acc + d + 16);
+        __m512 a2 = _mm512_loadu_ps(acc + d + 32), a3 = _mm512_loadu_ps(acc + d + 48);
+        __m512 b0 = _mm512_setzero_ps(), b1 = _mm512_setzero_ps(), b2 = _mm512_setzero_ps(), b3 = _mm512_setzero_ps();
+        int64_t t = 0;
+        for (; t + 2 <= n; t += 2) {
+            const __m512 wa = _mm512_set1_ps(w[t]), wb = _mm512_set1_ps(w[t + 1]);
+            const float * va = v + t * dvp + d;
+            const float * vb = va + dvp;
+            a0 = _mm512_fmadd_ps(wa, _mm512_loadu_ps(va), a0);
+            a1 = _mm512_fmadd_ps(wa, _mm512_loadu_ps(va + 16), a1);
+            a2 = _mm512_fmadd_ps(wa, _mm512_loadu_ps(va + 32), a2);
+            a3 = _mm512_fmadd_ps(wa, _mm512_loadu_ps(va + 48), a3);
+            b0 = _mm512_fmadd_ps(wb, _mm512_loadu_ps(vb), b0);
+            b1 = _mm512_fmadd_ps(wb, _mm512_loadu_ps(vb + 16), b1);
+            b2 = _mm512_fmadd_ps(wb, _mm512_loadu_ps(vb + 32), b2);
+            b3 = _mm512_fmadd_ps(wb, _mm512_loadu_ps(vb + 48), b3);
+        }
+        if (t < n) {
+            const __m512 wa = _mm512_set1_ps(w[t]);
+            const float * va = v + t * dvp + d;
+            a0 = _mm512_fmadd_ps(wa, _mm512_loadu_ps(va), a0);
+            a1 = _mm512_fmadd_ps(wa, _mm512_loadu_ps(va + 16), a1);
+            a2 = _mm512_fmadd_ps(wa, _mm512_loadu_ps(va + 32), a2);
+            a3 = _mm512_fmadd_ps(wa, _mm512_loadu_ps(va + 48), a3);
+        }
+        _mm512_storeu_ps(acc + d, _mm512_add_ps(a0, b0));
+        _mm512_storeu_ps(acc + d + 16, _mm512_add_ps(a1, b1));
+        _mm512_storeu_ps(acc + d + 32, _mm512_add_ps(a2, b2));
+        _mm512_storeu_ps(acc + d + 48, _mm512_add_ps(a3, b3));
+    }
+    for (; d < dvp; d += 16) {
+        __m512 a = _mm512_loadu_ps(acc + d), b = _mm512_setzero_ps();
+        int64_t t = 0;
+        for (; t + 2 <= n; t += 2) {
+            a = _mm512_fmadd_ps(_mm512_set1_ps(w[t]), _mm512_loadu_ps(v + t * dvp + d), a);
+            b = _mm512_fmadd_ps(_mm512_set1_ps(w[t + 1]), _mm512_loadu_ps(v + (t + 1) * dvp + d), b);
+        }
+        if (t < n) a = _mm512_fmadd_ps(_mm512_set1_ps(w[t]), _mm512_loadu_ps(v + t * dvp + d), a);
+        _mm512_storeu_ps(acc + d, _mm512_add_ps(a, b));
+    }
+}
+
+static void attn_rows_f16_to_f32_avx512(const uint8_t * base, size_t stride, const int64_t * cells, int64_t n,
+                                        int64_t d, float * y, int64_t dp) {
+    const __mmask16 tail = (__mmask16)((1u << (d % 16)) - 1u);
+    for (int64_t t = 0; t < n; ++t) {
+        const uint16_t * x = reinterpret_cast<const uint16_t *>(base + size_t(cells[t]) * stride);
+        float * yr = y + t * dp;
+        int64_t e = 0;
+        for (; e + 16 <= d; e += 16) {
+            _mm512_storeu_ps(yr + e, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(x + e))));
+        }
+        if (e < dp) _mm512_storeu_ps(yr + e, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(tail, x + e)));  // zeros past d
+    }
+}
+
+// Q8_0 blocks: x = d * q, as float(q) * float(d) (one rounding, as in the scalar code).
+static void attn_rows_q8_0_to_f32_avx512(const uint8_t * base, size_t stride, const int64_t * cells, int64_t n,
+                                         int64_t d, float * y, int64_t dp) {
+    for (int64_t t = 0; t < n; ++t) {
+        const block_q8_0 * x = reinterpret_cast<const block_q8_0 *>(base + size_t(cells[t]) * stride);
+        float * yr = y + t * dp;
+        for (int64_t b = 0; b < d / QK8_0; ++b, yr += QK8_0) {
+            const __m512 vd = _mm512_set1_ps(_cvtsh_ss(x[b].d));
+            const __m128i q0 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x[b].qs));
+            const __m128i q1 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x[b].qs + 16));
+            _mm512_storeu_ps(yr, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q0)), vd));
+            _mm512_storeu_ps(yr + 16, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q1)), vd));
+        }
+    }
+}
+
+const ggml_cpu_attn_fns attn_fns_avx512 = {
+    "avx512",
+    attn_scores_avx512,
+    attn_accumulate_avx512,
+    attn_rows_f16_to_f32_avx512,
+    attn_rows_q8_0_to_f32_avx512,
+};
+
+}  // namespace
+
+const ggml_cpu_attn_fns & ggml_cpu_attn_fns_avx512() {
+    return attn_fns_avx512;
+}

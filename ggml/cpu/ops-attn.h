@@ -1,0 +1,48 @@
+// ggml/cpu/ops-attn.h — SIMD inner loops of the fused attention kernel (internal).
+//
+// Usage (inside ops-attn.cpp, on one tile of n cells already converted to F32):
+//   const ggml_cpu_attn_fns & fa = ggml_cpu_attn_for(p.isa);
+//   float mx = fa.scores(q, k_tile, dp, n, scale, mask_row, s);  // s[t] = scale q.k_t + mask[t]
+//   fa.accumulate(acc, v_tile, dvp, w, n); // acc += sum_t w[t] * v_tile[t*dvp ..]
+//   fa.rows_f16_to_f32(k_base, nb1, cells, n, d, k_tile, dp);   // gathers F16 rows as F32
+//
+// Layout shared by every function: rows of a tile are padded to a multiple of 16 floats
+// (dp, dvp), the padding holds zeros, and K tiles hold a multiple of 16 rows (zeros past n),
+// so the SIMD dot products need no tail handling. Weights of cells masked for a query row are exactly 0:
+// those V rows add nothing (they hold ordinary values: the cell is visible to another row).
+//
+// One table per instruction-set path, as in ops-vec.h: scalar (ops-attn.cpp), AVX2+FMA
+// (ops-attn-avx2.cpp), AVX-512 (ops-attn-avx512.cpp); the AVX files include this header, so it
+// holds declarations and a plain struct only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+enum class ggml_cpu_isa;  // ggml/cpu.h
+
+struct ggml_cpu_attn_fns {
+    const char * name;  // "scalar", "avx2", "avx512"
+    // s[t] = scale * (sum_d q[d] * k[t*dp + d]) + mask[t] (mask nullptr: + 0) for t in [0, n);
+    // returns max_t s[t] (-inf when n == 0; NaN ignored). dp % 16 == 0; k holds pad16(n) rows
+    // (rows past n zero), s room for pad16(n) floats; mask is read for t < n only.
+    float (*scores)(const float * q, const float * k, int64_t dp, int64_t n, float scale, const float * mask,
+                    float * s);
+    // acc[d] += sum_t w[t] * v[t*dvp + d] for d in [0, dvp); dvp % 16 == 0.
+    void (*accumulate)(float * acc, const float * v, int64_t dvp, const float * w, int64_t n);
+    // F16 rows (d elements each) at base + cells[t] * stride into y[t*dp ..], t in [0, n), each
+    // zero-padded from d to dp (dp = d rounded up to a multiple of 16).
+    void (*rows_f16_to_f32)(const uint8_t * base, size_t stride, const int64_t * cells, int64_t n, int64_t d,
+                            float * y, int64_t dp);
+    // The same for Q8_0 rows (d % 32 == 0, so dp == d): bit-identical to ggml_dequantize_row_q8_0.
+    void (*rows_q8_0_to_f32)(const uint8_t * base, size_t stride, const int64_t * cells, int64_t n, int64_t d,
+                             float * y, int64_t dp);
+};
+
+// The table of one path (avx2 / avx512 only when the CPU has them; ggml_cpu_isa::best: the
+// fastest this CPU supports).
+const ggml_cpu_attn_fns & ggml_cpu_attn_for(ggml_cpu_isa isa);
+
+const ggml_cpu_attn_fns & ggml_cpu_attn_fns_scalar();
+const ggml_cpu_attn_fns & ggml_cpu_attn_fns_avx2();    // ops-attn-avx2.cpp
+const ggml_cpu_attn_fns & ggml_cpu_attn_fns_avx512();  // ops-attn-avx512.cpp

@@ -1,0 +1,137 @@
+// Model loading: hyper-parameters of the shipped files, clear errors for broken files (unknown
+// architecture, missing key, missing tensor, wrong shape, not GGUF), vocabulary-only loading,
+// each model's prompt tokenization against the reference, and zero-copy CPU weights.
+#include "engine/model.h"
+#include "engine/reference-data.h"
+#include "ggml/gguf.h"
+#include "testdata.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+
+namespace {
+
+// Rewrites a shipped model with a change applied to its metadata / tensor list, into a temp file.
+std::string write_variant(const std::string & src, const std::string & tag,
+                          const std::function<void(gguf_metadata &)> & edit_md,
+                          const std::function<bool(const gguf_tensor_info &, gguf_writer &, const void *)> & edit_tensor) {
+    std::unique_ptr<gguf_file> f;
+    EXPECT_TRUE(gguf_file::open(src, gguf_open_options{}, &f));
+    gguf_writer w;
+    w.metadata() = f->metadata();
+    edit_md(w.metadata());
+    for (const gguf_tensor_info & t : f->tensors()) {
+        if (!edit_tensor(t, w, f->tensor_data(t))) w.add_tensor(t, f->tensor_data(t));
+    }
+    const std::string out = (std::filesystem::temp_directory_path() / ("inferd-model-" + tag + ".gguf")).string();
+    EXPECT_TRUE(w.write_file(out));
+    return out;
+}
+
+std::string load_error(const std::string & path, model_params mp = {}) {
+    try {
+        model::load(path, mp);
+    } catch (const model_load_error & e) {
+        return e.what();
+    }
+    return "";
+}
+
+auto no_md = [](gguf_metadata &) {};
+auto no_tensor = [](const gguf_tensor_info &, gguf_writer &, const void *) { return false; };
+
+}  // namespace
+
+TEST(model_load, hyper_parameters_of_the_shipped_files) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    auto l = model::load(dir + "/models/tiny-llama-q4_k_m.gguf", {});
+    const model_hparams & hp = l->hparams();
+    EXPECT_EQ(hp.arch, llm_arch::llama);
+    EXPECT_EQ(hp.n_embd, 256u);
+    EXPECT_EQ(hp.n_layer, 4u);
+    EXPECT_EQ(hp.n_head, 8u);
+    EXPECT_EQ(hp.n_head_kv, 4u);
+    EXPECT_EQ(hp.n_ff, 768u);
+    EXPECT_EQ(hp.n_embd_head_k, 32u);
+    EXPECT_EQ(hp.n_vocab, 4096);
+    EXPECT_EQ(hp.rope_mode, GGML_ROPE_TYPE_NORMAL);
+    EXPECT_NE(l->weights().output, l->weights().tok_embd);
+    EXPECT_FALSE(l->chat_template().empty());
+    auto q = model::load(dir + "/models/tiny-qwen2-f16.gguf", {});
+    EXPECT_EQ(q->hparams().arch, llm_arch::qwen2);
+    EXPECT_EQ(q->hparams().rope_mode, GGML_ROPE_TYPE_NEOX);
+    EXPECT_FLOAT_EQ(q->hparams().rope_freq_base, 1e6f);
+    EXPECT_EQ(q->weights().output, q->weights().tok_embd) << "tied output";
+    EXPECT_NE(q->weights().layers[0].bq, nullptr);
+    auto g = model::load(dir + "/models/tiny-gpt2-f16.gguf", {});
+    EXPECT_EQ(g->hparams().arch, llm_arch::gpt2);
+    EXPECT_FALSE(g->hparams().use_rope);
+    EXPECT_NE(g->weights().pos_embd, nullptr);
+    EXPECT_NE(g->weights().layers[1].wqkv, nullptr);
+}
+
+TEST(model_load, cpu_weights_point_into_the_mapped_file) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    auto m = model::load(dir + "/models/tiny-llama-q8_0.gguf", {});
+    const gguf_tensor_info * info = m->file().find_tensor("blk.2.ffn_down.weight");
+    ASSERT_NE(info, nullptr);
+    EXPECT_EQ(m->weights().layers[2].ffn_down->data, m->file().tensor_data(*info));
+    uint64_t bytes = 0, params = 0;
+    for (const gguf_tensor_info & t : m->file().tensors()) bytes += t.size, params += uint64_t(t.n_elements);
+    EXPECT_EQ(m->n_weight_bytes(), bytes);
+    EXPECT_EQ(m->n_params(), params);
+}
+
+TEST(model_load, errors_name_the_problem) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    const std::string src = dir + "/models/tiny-llama-f16.gguf";
+    std::string e = load_error(write_variant(src, "arch", [](gguf_metadata & md) {
+        md.set("general.architecture", gguf_value::from_string("mamba"));
+    }, no_tensor));
+    EXPECT_NE(e.find("unknown architecture 'mamba' (supported: llama, qwen2, gpt2)"), std::string::npos) << e;
+    e = load_error(write_variant(src, "key", [](gguf_metadata & md) { md.remove("llama.block_count"); }, no_tensor));
+    EXPECT_NE(e.find("'llama.block_count'"), std::string::npos) << e;
+    e = load_error(write_variant(src, "missing", no_md, [](const gguf_tensor_info & t, gguf_writer &, const void *) {
+        return t.name == "blk.1.ffn_up.weight";
+    }));
+    EXPECT_NE(e.find("missing tensor 'blk.1.ffn_up.weight'"), std::string::npos) << e;
+    e = load_error(write_variant(src, "shape", no_md, [](const gguf_tensor_info & t, gguf_writer & w, const void * d) {
+        if (t.name != "blk.0.attn_q.weight") return false;
+        w.add_tensor(t.name, t.type, {256, 128}, d);  // half the rows
+        return true;
+    }));
+    EXPECT_NE(e.find("tensor 'blk.0.attn_q.weight' has shape [256, 128], expected [256, 256]"), std::string::npos) << e;
+    e = load_error(dir + "/README.md");
+    EXPECT_NE(e.find("README.md"), std::string::npos) << e;
+    e = load_error(dir + "/models/no-such-file.gguf");
+    EXPECT_NE(e.find("no-such-file.gguf"), std::string::npos) << e;
+}
+
+TEST(model_load, vocabulary_only_files) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    model_params mp;
+    mp.vocab_only = true;
+    auto m = model::load(dir + "/vocab/ggml-vocab-gpt-2.gguf", mp);
+    EXPECT_TRUE(m->vocab_only());
+    EXPECT_EQ(m->get_tokenizer().tokenize("Hello world", false, false), (std::vector<int32_t>{15496, 995}));
+    EXPECT_NE(load_error(dir + "/vocab/ggml-vocab-gpt-2.gguf"), "") << "weights are needed without vocab_only";
+}
+
+TEST(model_load, prompt_tokens_of_every_reference) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    for (const std::string & name : reference_models(dir)) {
+        model_params mp;
+        mp.vocab_only = true;
+        auto m = model::load(dir + "/models/" + name + ".gguf", mp);
+        for (const char * p : {"p1", "p2"}) {
+            std::ifstream jf(dir + "/reference/" + name + "." + p + ".json");
+            const nlohmann::json j = nlohmann::json::parse(jf);
+            const std::string text = j.at("prompt_text").get<std::string>();
+            if (text.empty()) continue;  // stories260K: given token ids
+            EXPECT_EQ(m->get_tokenizer().tokenize(text, true, false), j.at("prompt_tokens").get<std::vector<int32_t>>())
+                << name << "." << p;
+        }
+    }
+}

@@ -1,0 +1,22 @@
+// tools/cli/cli.h — inferd-cli: generate, tokenize, detokenize and chat on the engine.
+//
+// Usage (from main or a test):
+//   int rc = cli_tool_main({"generate", "-m", "m.gguf", "--tokens", "1", "-n", "8", "--temp", "0", "--ids"},
+//                          stdin, stdout, stderr);
+//
+// Exit codes: 0 success; 1 the model cannot be loaded, a token id is outside the vocabulary,
+// decoding failed, an output file cannot be written; 2 usage error (unknown option, bad value).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+int cli_tool_main(const std::vector<std::string> & args, std::FILE * in, std::FILE * out, std::FILE * err);
+
+// "1,2,3" (spaces allowed around the numbers) → ids; false on anything else or an empty list.
+bool cli_parse_token_list(const std::string & s, std::vector<int32_t> * out);
+// A whole finite decimal number; false otherwise.
+bool cli_parse_float(const std::string & s, float * out);
+bool cli_parse_u64(const std::string & s, uint64_t * out);
