@@ -63,7 +63,9 @@ ggml_rope_params llm_rope_params(const model_hparams & hp) {
     return p;
 }
 
-ggml_tensor * graph_builder::build_rope(ggml_tensor * x) { return ggml_rope(ctx_, x, in.pos, llm_rope_params(hp)); }
+ggml_tensor * graph_builder::build_rope(ggml_tensor * x) {
+    return ggml_rope_ff(ctx_, x, in.pos, w.rope_freqs, llm_rope_params(hp));
+}
 
 ggml_tensor * graph_builder::build_attn_scores(ggml_tensor * q, ggml_tensor * kview, ggml_tensor * vview) {
     const float scale = 1.0f / std::sqrt(float(hp.n_embd_head_k));

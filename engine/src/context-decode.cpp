@@ -100,7 +100,7 @@ bool context::impl::apply_kv_shift() {
         // Every row of K as F32, rotated by its cell's delta, written back in the cache's type.
         ggml_tensor * k = ggml_get_rows(ctx.get(), kv->k(il), rows);  // [n_embd_k_gqa, n_ctx]
         k = ggml_reshape_3d(ctx.get(), k, hp.n_embd_head_k, hp.n_head_kv, n_ctx);
-        k = ggml_rope(ctx.get(), k, delta, p);
+        k = ggml_rope_ff(ctx.get(), k, delta, m.weights().rope_freqs, p);
         k = ggml_reshape_2d(ctx.get(), k, hp.n_embd_k_gqa(), n_ctx);
         ggml_build_forward_expand(gf, ggml_set_rows(ctx.get(), kv->k(il), k, rows64));
     }

@@ -8,7 +8,8 @@
 //
 // The angle t of pair i at position p (YaRN, Peng et al. 2023, "YaRN: Efficient Context Window
 // Extension of Large Language Models"):
-//   theta_i      = p * freq_base^(-2i / n_dims)          the extrapolated (original) angle
+//   theta_i      = p * freq_base^(-2i / n_dims) / ff_i   the extrapolated (original) angle
+//                  (ff_i: the frequency factors of src[2], Llama 3.1+ rope_freqs; 1 without)
 //   interpolated = freq_scale * theta_i                  position interpolation (freq_scale = 1/s)
 //   With ext_factor == 0: t = interpolated and mscale = attn_factor.
 //   With ext_factor != 0: YaRN blends the two per dimension. A pair whose wavelength
@@ -22,6 +23,9 @@
 //     mix_i   = ramp(i) * ext_factor
 //     t       = interpolated * (1 - mix_i) + theta_i * mix_i
 //   and the magnitude is scaled by mscale = attn_factor * (1 + 0.1 ln(1 / freq_scale)).
+//
+// The YaRN ramp runs over the pair index i whatever the factors (they only change theta_i).
+// Factors that are not finite and > 0 are a data error (*p.error, dst left unwritten).
 //
 // cos/sin are computed once per (token, pair), in double (angles reach 1e5 rad and beyond),
 // and shared by every head of the token.
@@ -43,6 +47,7 @@ struct rope_params {
     double ext_factor = 0.0;
     double corr_low = 0.0, corr_high = 0.0;
     double mscale = 1.0;
+    const float * freq_factors = nullptr;  // n_dims/2 divisors of theta_i, or nullptr
 };
 
 double rope_corr_dim(int n_dims, int n_ctx_orig, double n_rot, double base) {
@@ -67,7 +72,16 @@ rope_params rope_params_of(const ggml_tensor * dst) {
         r.corr_high = std::min(double(r.n_dims - 1), std::ceil(rope_corr_dim(r.n_dims, n_ctx_orig, beta_slow, base)));
         r.mscale *= 1.0 + 0.1 * std::log(1.0 / r.freq_scale);
     }
+    if (dst->src[2]) r.freq_factors = static_cast<const float *>(dst->src[2]->data);
     return r;
+}
+
+bool rope_freq_factors_valid(const rope_params & r) {
+    if (!r.freq_factors) return true;
+    for (int i = 0; i < r.n_dims / 2; ++i) {
+        if (!(std::isfinite(r.freq_factors[i]) && r.freq_factors[i] > 0.0f)) return false;
+    }
+    return true;
 }
 
 // The rotation of every pair of one position, in the layout the row functions of ops-vec.h
@@ -77,7 +91,7 @@ void rope_cache(const rope_params & r, double pos, float * cs) {
     const int half = r.n_dims / 2;
     double freq = 1.0;
     for (int i = 0; i < half; ++i, freq *= r.freq_step) {
-        const double theta = pos * freq;
+        const double theta = r.freq_factors ? pos * freq / double(r.freq_factors[i]) : pos * freq;
         double t = r.freq_scale * theta;
         if (r.ext_factor != 0.0) {
             const double y = (double(i) - r.corr_low) / std::max(0.001, r.corr_high - r.corr_low);
@@ -115,6 +129,10 @@ void ggml_cpu_op_rope(const ggml_compute_params & p, ggml_tensor * dst) {
     const int64_t ne0 = a->ne[0], n_head = a->ne[1], ne2 = a->ne[2];
     GGML_ASSERT(r.n_dims >= 0 && r.n_dims % 2 == 0 && r.n_dims <= ne0);
     GGML_ASSERT(pos->type == GGML_TYPE_I32 && pos->ne[0] >= ne2);
+    if (!rope_freq_factors_valid(r)) {
+        report_error(p);
+        return;
+    }
 
     // Work units: (token, group of heads). Tokens alone when there are enough of them; the
     // cos/sin cache costs about as much as rotating ~50 heads, so heads are only split into

@@ -18,6 +18,14 @@ bool float_sources(const ggml_tensor * node, int n) {
     return true;
 }
 
+// ROPE's optional src[2]: F32, contiguous, at least n_dims/2 factors (the kernel reads that many).
+bool rope_freq_factors_supported(const ggml_tensor * node) {
+    const ggml_tensor * ff = node->src[2];
+    if (!ff) return true;
+    const int32_t n_dims = ggml_get_op_param<int32_t>(node, 0);
+    return ff->type == GGML_TYPE_F32 && ggml_is_contiguous(ff) && ggml_nelements(ff) >= n_dims / 2;
+}
+
 }  // namespace
 
 int64_t ggml_cpu_scratch_floats(const ggml_tensor * node) {
@@ -74,8 +82,9 @@ bool ggml_cpu_supports_op(const ggml_tensor * node) {
         case GGML_OP_SILU:
         case GGML_OP_GELU: return float_sources(node, 1) && is_float(node->type);
         case GGML_OP_RMS_NORM:
-        case GGML_OP_NORM:
-        case GGML_OP_ROPE: return a->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32;
+        case GGML_OP_NORM: return a->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32;
+        case GGML_OP_ROPE:
+            return a->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && rope_freq_factors_supported(node);
         case GGML_OP_SOFT_MAX:
             return a->type == GGML_TYPE_F32 &&
                    (!node->src[1] || node->src[1]->type == GGML_TYPE_F32 || node->src[1]->type == GGML_TYPE_F16);

@@ -26,7 +26,9 @@
 //   SCALE     src0 = a; f32 [0] s, [1] bias
 //   RMS_NORM, NORM  src0 = a; f32 [0] eps
 //   MUL_MAT   src0 = a (weights-like), src1 = b
-//   ROPE      src0 = a, src1 = pos (I32); i32 [0] n_dims, [1] mode, [2] n_ctx_orig;
+//   ROPE      src0 = a, src1 = pos (I32), src2 = freq factors (F32 [n_dims/2], contiguous;
+//             theta_i is divided by factor i before freq_scale/YaRN) or nullptr;
+//             i32 [0] n_dims, [1] mode, [2] n_ctx_orig;
 //             f32 [3] freq_base, [4] freq_scale, [5] ext_factor, [6] attn_factor,
 //             [7] beta_fast, [8] beta_slow
 //   SOFT_MAX  src0 = a, src1 = mask or nullptr; f32 [0] scale

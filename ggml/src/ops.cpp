@@ -141,12 +141,22 @@ ggml_tensor * ggml_mul_mat(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b)
 }
 
 ggml_tensor * ggml_rope(ggml_context * ctx, ggml_tensor * a, ggml_tensor * pos, const ggml_rope_params & p) {
+    return ggml_rope_ff(ctx, a, pos, nullptr, p);
+}
+
+ggml_tensor * ggml_rope_ff(ggml_context * ctx, ggml_tensor * a, ggml_tensor * pos, ggml_tensor * freq_factors,
+                           const ggml_rope_params & p) {
     GGML_ASSERT(a->type == GGML_TYPE_F32);
     GGML_ASSERT(pos->type == GGML_TYPE_I32 && ggml_n_dims(pos) == 1 && pos->ne[0] == a->ne[2]);
     GGML_ASSERT(p.n_dims > 0 && p.n_dims % 2 == 0 && p.n_dims <= a->ne[0]);
     GGML_ASSERT(p.mode == GGML_ROPE_TYPE_NORMAL || p.mode == GGML_ROPE_TYPE_NEOX);
+    if (freq_factors) {
+        GGML_ASSERT(freq_factors->type == GGML_TYPE_F32 && ggml_is_contiguous(freq_factors));
+        GGML_ASSERT(ggml_n_dims(freq_factors) == 1 && freq_factors->ne[0] == p.n_dims / 2);
+    }
     ggml_tensor * r = unary(ctx, GGML_OP_ROPE, a);
     r->src[1] = pos;
+    r->src[2] = freq_factors;
     ggml_set_op_param_i32(r, 0, p.n_dims);
     ggml_set_op_param_i32(r, 1, p.mode);
     ggml_set_op_param_i32(r, 2, p.n_ctx_orig);

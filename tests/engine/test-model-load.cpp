@@ -1,6 +1,7 @@
 // Model loading: hyper-parameters of the shipped files, clear errors for broken files (unknown
 // architecture, missing key, missing tensor, wrong shape, not GGUF), vocabulary-only loading,
 // each model's prompt tokenization against the reference, and zero-copy CPU weights.
+#include "engine/context.h"
 #include "engine/model.h"
 #include "engine/reference-data.h"
 #include "ggml/gguf.h"
@@ -134,4 +135,36 @@ TEST(model_load, prompt_tokens_of_every_reference) {
                 << name << "." << p;
         }
     }
+}
+
+TEST(model_load, rope_frequency_factors_are_applied) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    // Factors of 2 on every dimension divide every frequency by 2: the same as linear scaling
+    // by 2 (freq_scale 0.5). Both variants must give the same logits, unlike the original.
+    const std::string src = dir + "/models/tiny-llama-f32.gguf";
+    static const std::vector<float> twos(16, 2.0f);  // n_rot 32 → 16 factors
+    const std::string with_factors = write_variant(src, "ropefreqs", no_md, [](const gguf_tensor_info & t, gguf_writer & w, const void *) {
+        if (t.name == "output_norm.weight") w.add_tensor("rope_freqs.weight", GGML_TYPE_F32, {16}, twos.data());
+        return false;
+    });
+    const std::string linear = write_variant(src, "ropelinear", [](gguf_metadata & md) {
+        md.set("llama.rope.scaling.type", gguf_value::from_string("linear"));
+        md.set("llama.rope.scaling.factor", gguf_value::from_f32(2.0f));
+    }, no_tensor);
+    auto logits_of = [&](const std::string & path) {
+        auto m = model::load(path, {});
+        context_params cp;
+        cp.n_ctx = 64;
+        cp.n_threads = 2;
+        cp.type_k = cp.type_v = GGML_TYPE_F32;
+        context c(*m, cp);
+        llm_batch b;
+        for (int32_t i = 0; i < 12; ++i) b.add(100 + 7 * i, i, 0, i == 11);
+        EXPECT_EQ(c.decode(b), 0);
+        const float * r = c.logits(11);
+        return std::vector<float>(r, r + m->hparams().n_vocab);
+    };
+    const std::vector<float> a = logits_of(with_factors), b = logits_of(linear), o = logits_of(src);
+    EXPECT_LE(reference_rel_rms(a.data(), b.data(), a.size()), 1e-5);
+    EXPECT_GT(reference_rel_rms(a.data(), o.data(), a.size()), 1e-3);
 }

@@ -3,10 +3,17 @@
 // Usage:
 //   ggml_rope_params p; p.n_dims = 64; p.mode = GGML_ROPE_TYPE_NEOX;
 //   bops::dt y = bops::ref_rope(a, pos, p);     // a [head_dim, n_head, n_tokens, 1], pos [n_tokens]
+//   bops::dt z = bops::ref_rope(a, pos, p, ff); // with frequency factors ff (n_dims/2 values)
 //
 // RoPE rotates pair i (0 <= i < n_dims/2) of each head by the angle pos * theta_i with
-// theta_i = freq_base^(-2i/n_dims). NORMAL pairs (x[2i], x[2i+1]); NEOX pairs (x[i], x[i+n_dims/2]);
-// elements past n_dims pass unchanged.
+// theta_i = freq_base^(-2i/n_dims) / ff_i. NORMAL pairs (x[2i], x[2i+1]); NEOX pairs
+// (x[i], x[i+n_dims/2]); elements past n_dims pass unchanged.
+//
+// Frequency factors (Llama 3.1+ "rope_freqs.weight", ggml's rope_ext "freq_factors"): the
+// converter turns rope_scaling {type llama3, factor, low/high_freq_factor} into one factor per
+// pair (1 for high frequencies, `factor` for low ones, a smooth blend between), and the
+// frequency is divided by it: theta_i = base^(-2i/n_dims) / ff_i. Everything below (freq_scale,
+// YaRN) applies to that divided angle; the YaRN ramp still runs over the pair index.
 //
 // YaRN (Peng et al. 2023, "YaRN: Efficient Context Window Extension of Large Language Models"):
 // with scale s = 1/freq_scale and original context L = n_ctx_orig, pair i has wavelength
@@ -27,6 +34,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <vector>
 
 namespace bops {
 
@@ -36,9 +44,11 @@ inline double rope_yarn_pair_index(double n_rot, int n_dims, int n_ctx_orig, dou
 }
 
 // The angle of pair i at position pos, and the factor on cos/sin.
-inline void ref_rope_angle(const ggml_rope_params & p, double pos, int64_t i, double * theta, double * mscale) {
+// freq_factor: ff_i (1 without frequency factors).
+inline void ref_rope_angle(const ggml_rope_params & p, double pos, int64_t i, double * theta, double * mscale,
+                           double freq_factor = 1.0) {
     const double base = p.freq_base;
-    const double theta_extrap = pos * std::pow(base, -2.0 * static_cast<double>(i) / p.n_dims);
+    const double theta_extrap = pos * std::pow(base, -2.0 * static_cast<double>(i) / p.n_dims) / freq_factor;
     const double theta_interp = p.freq_scale * theta_extrap;
     *theta = theta_interp;
     *mscale = p.attn_factor;
@@ -53,13 +63,37 @@ inline void ref_rope_angle(const ggml_rope_params & p, double pos, int64_t i, do
     }
 }
 
-inline dt ref_rope(const dt & a, const dt & pos, const ggml_rope_params & p) {
+// The factors a Llama 3.1 GGUF carries for rope_scaling {rope_type "llama3", factor,
+// low_freq_factor, high_freq_factor, original_max_position_embeddings = n_ctx_orig}: with
+// wavelength w_i = 2*pi / base^(-2i/n_dims), pairs with w_i < n_ctx_orig / high_freq_factor keep
+// 1, pairs with w_i > n_ctx_orig / low_freq_factor get `factor`, and in between
+// ff_i = 1 / ((1 - s) / factor + s) with s = (n_ctx_orig / w_i - low_freq_factor) /
+// (high_freq_factor - low_freq_factor).
+inline std::vector<double> rope_llama3_freq_factors(int n_dims, double base, double factor, double low_freq_factor,
+                                                    double high_freq_factor, double n_ctx_orig) {
+    std::vector<double> ff(static_cast<size_t>(n_dims / 2));
+    for (size_t i = 0; i < ff.size(); ++i) {
+        const double wavelen = 2.0 * std::numbers::pi / std::pow(base, -2.0 * static_cast<double>(i) / n_dims);
+        if (wavelen < n_ctx_orig / high_freq_factor) {
+            ff[i] = 1.0;
+        } else if (wavelen > n_ctx_orig / low_freq_factor) {
+            ff[i] = factor;
+        } else {
+            const double smooth = (n_ctx_orig / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor);
+            ff[i] = 1.0 / ((1.0 - smooth) / factor + smooth);
+        }
+    }
+    return ff;
+}
+
+// ff: the frequency factors (n_dims/2 values), or empty for none.
+inline dt ref_rope(const dt & a, const dt & pos, const ggml_rope_params & p, const std::vector<double> & ff = {}) {
     dt out = a;
     const int64_t half = p.n_dims / 2;
     for (int64_t t = 0; t < a.ne[2]; ++t) {
         for (int64_t i = 0; i < half; ++i) {
             double theta, mscale;
-            ref_rope_angle(p, pos.at(t), i, &theta, &mscale);
+            ref_rope_angle(p, pos.at(t), i, &theta, &mscale, ff.empty() ? 1.0 : ff.at(static_cast<size_t>(i)));
             const double c = std::cos(theta) * mscale, s = std::sin(theta) * mscale;
             const int64_t j0 = p.mode == GGML_ROPE_TYPE_NEOX ? i : 2 * i;
             const int64_t j1 = p.mode == GGML_ROPE_TYPE_NEOX ? i + half : 2 * i + 1;

@@ -37,6 +37,33 @@ TEST(backend_ops, rms_norm) { check_cases(cases_norm(true)); }
 TEST(backend_ops, norm) { check_cases(cases_norm(false)); }
 TEST(backend_ops, mul_mat) { check_cases(cases_mul_mat()); }
 TEST(backend_ops, rope) { check_cases(cases_rope()); }
+TEST(backend_ops, rope_freq_factors_by_hand) { check_cases(cases_rope_freq_factors_by_hand()); }
+TEST(backend_ops, rope_freq_factor_errors) { check_cases(cases_rope_freq_factor_errors()); }
+
+// The CPU takes ROPE's src[2] only as F32, contiguous, with at least n_dims/2 factors.
+TEST(backend_ops, rope_freq_factors_supports_op) {
+    ggml_init_params ip;
+    ip.mem_size = 16 * ggml_tensor_overhead();
+    ip.no_alloc = true;
+    ggml_context_ptr ctx(ggml_init(ip));
+    ggml_tensor * a = ggml_new_tensor_3d(ctx.get(), GGML_TYPE_F32, 16, 2, 3);
+    ggml_tensor * pos = ggml_new_tensor_1d(ctx.get(), GGML_TYPE_I32, 3);
+    ggml_tensor * ff = ggml_new_tensor_1d(ctx.get(), GGML_TYPE_F32, 6);
+    ggml_tensor * node = ggml_rope_ff(ctx.get(), a, pos, ff, rope_params(12, GGML_ROPE_TYPE_NEOX));
+    ASSERT_EQ(node->src[2], ff);
+    EXPECT_EQ(ggml_rope(ctx.get(), a, pos, rope_params(12, GGML_ROPE_TYPE_NEOX))->src[2], nullptr);
+    const ggml_backend_device_i * dev = backends().front().backend->device();
+    EXPECT_TRUE(dev->supports_op(node));
+    node->src[2] = ggml_new_tensor_1d(ctx.get(), GGML_TYPE_F16, 6);
+    EXPECT_FALSE(dev->supports_op(node));
+    node->src[2] = ggml_new_tensor_1d(ctx.get(), GGML_TYPE_F32, 5);
+    EXPECT_FALSE(dev->supports_op(node));
+    ggml_tensor * wide = ggml_new_tensor_1d(ctx.get(), GGML_TYPE_F32, 12);
+    node->src[2] = ggml_view_1d(ctx.get(), wide, 6, 0);
+    EXPECT_TRUE(dev->supports_op(node));
+    node->src[2] = ggml_view_2d(ctx.get(), wide, 1, 6, 2 * sizeof(float), 0);  // every other float
+    EXPECT_FALSE(dev->supports_op(node));
+}
 TEST(backend_ops, soft_max) { check_cases(cases_soft_max()); }
 TEST(backend_ops, silu) { check_cases(cases_activation(GGML_OP_SILU)); }
 TEST(backend_ops, gelu) { check_cases(cases_activation(GGML_OP_GELU)); }
@@ -78,6 +105,40 @@ TEST(backend_ops_reference, rope_yarn_ramp) {
     ref_rope_angle(p, 100.0, 8, &theta, &mscale);           // 3/7 of the way: gamma = 4/7
     const double ext = 100.0 * std::pow(1e4, -16.0 / 32);
     EXPECT_NEAR(theta, ext * 0.25 * (3.0 / 7.0) + ext * (4.0 / 7.0), 1e-12);
+}
+
+TEST(backend_ops_reference, rope_freq_factors_divide_theta_before_yarn) {
+    // The same ramp as above (pairs 5 .. 12); factor 4 on every pair divides the extrapolated
+    // angle, and the interpolated one with it; the ramp position and mscale do not change.
+    ggml_rope_params p = rope_yarn(32, GGML_ROPE_TYPE_NORMAL, 4096, 0.25f, 1.0f, 1.0f, 32.0f, 1.0f);
+    double theta, mscale;
+    ref_rope_angle(p, 100.0, 3, &theta, &mscale, 4.0);      // below the ramp: extrapolated
+    EXPECT_NEAR(theta, 25.0 * std::pow(1e4, -6.0 / 32), 1e-12);
+    EXPECT_NEAR(mscale, 1.0 + 0.1 * std::log(4.0), 1e-7);
+    ref_rope_angle(p, 100.0, 14, &theta, &mscale, 4.0);     // past the ramp: interpolated
+    EXPECT_NEAR(theta, 6.25 * std::pow(1e4, -28.0 / 32), 1e-12);
+    ref_rope_angle(p, 100.0, 8, &theta, &mscale, 4.0);      // 3/7 of the way: gamma = 4/7
+    const double ext = 25.0 * std::pow(1e4, -16.0 / 32);
+    EXPECT_NEAR(theta, ext * 0.25 * (3.0 / 7.0) + ext * (4.0 / 7.0), 1e-12);
+    ggml_rope_params plain = rope_params(4, GGML_ROPE_TYPE_NEOX, 100.0f);  // the by-hand case
+    ref_rope_angle(plain, 5.0, 1, &theta, &mscale, 0.25);
+    EXPECT_NEAR(theta, 2.0, 1e-12);
+    EXPECT_EQ(mscale, 1.0);
+}
+
+TEST(backend_ops_reference, rope_llama3_freq_factors) {
+    // Llama 3.1 8B: n_dims 128, base 5e5, factor 8, low 1, high 4, original context 8192.
+    const std::vector<double> ff = rope_llama3_freq_factors(128, 500000.0, 8.0, 1.0, 4.0, 8192.0);
+    ASSERT_EQ(ff.size(), 64u);
+    EXPECT_EQ(ff[0], 1.0);    // wavelength 2 pi < 2048
+    EXPECT_EQ(ff[63], 8.0);   // wavelength ~ 2.5e6 > 8192
+    // pair 30: wavelength w = 2 pi * 5e5^(60/128); s = 8192 / w - 1 over (4 - 1)
+    const double w = 2.0 * std::numbers::pi * std::pow(500000.0, 60.0 / 128.0);
+    ASSERT_GT(w, 2048.0);
+    ASSERT_LT(w, 8192.0);
+    const double s = (8192.0 / w - 1.0) / 3.0;
+    EXPECT_NEAR(ff[30], 1.0 / ((1.0 - s) / 8.0 + s), 1e-12);
+    for (size_t i = 1; i < ff.size(); ++i) EXPECT_GE(ff[i], ff[i - 1]) << i;  // rises with the wavelength
 }
 
 // Computes the block with every tensor allocated separately, and through the graph allocator.

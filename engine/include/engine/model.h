@@ -101,6 +101,7 @@ struct model_weights {
     ggml_tensor * output_norm = nullptr;    // [n_embd]
     ggml_tensor * output_norm_b = nullptr;
     ggml_tensor * output = nullptr;         // [n_embd, n_vocab]; tok_embd when tied
+    ggml_tensor * rope_freqs = nullptr;     // [n_rot / 2] RoPE frequency factors (Llama 3.1+), optional
     std::vector<model_layer> layers;
 };
 

@@ -234,6 +234,15 @@ struct ggml_rope_params {
     float beta_slow = 1.0f;
 };
 ggml_tensor * ggml_rope(ggml_context * ctx, ggml_tensor * a, ggml_tensor * pos, const ggml_rope_params & p);
+// ggml_rope with per-pair frequency factors (Llama 3.1+ "rope_freqs.weight"): freq_factors F32
+// [n_dims/2] (contiguous, one dimension), or nullptr for plain ggml_rope. Pair i uses
+// theta_i = pos * freq_base^(-2i/n_dims) / freq_factors[i] (the same index in NORMAL and NEOX
+// mode); freq_scale and YaRN then apply to that theta exactly as above (the YaRN ramp still
+// runs over the pair index i). Recorded as src[2]. Factors must be finite and > 0: the CPU
+// backend reports others as GGML_STATUS_FAILED from graph_compute. Shapes/types violating
+// the above abort in the builder like every other builder misuse.
+ggml_tensor * ggml_rope_ff(ggml_context * ctx, ggml_tensor * a, ggml_tensor * pos, ggml_tensor * freq_factors,
+                           const ggml_rope_params & p);
 // softmax(a*scale + mask) over dim 0. a F32 [ne0, ne1, ne2, ne3]; mask nullptr or F32/F16
 // [ne0, >= ne1, m2, m3] with ne2 % m2 == 0 and ne3 % m3 == 0 (rows of the mask past ne1 unused).
 // -INFINITY in the mask excludes an element; a row that excludes all gives zeros.

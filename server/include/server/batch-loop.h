@@ -1,0 +1,121 @@
+// server/batch-loop.h — the batch loop: one thread that turns queued generation requests into
+// engine batches, step after step (continuous batching), over a fixed number of slots.
+//
+// Usage:
+//   batch_loop_params bp; bp.n_parallel = 8; bp.ctx.n_ctx = 4096; bp.ctx.n_threads = 2;
+//   batch_loop loop(*model, bp);                 // throws std::runtime_error (bad params)
+//   loop.start();
+//   auto sink = std::make_shared<my_sink>();     // implements gen_sink (see below)
+//   gen_request r; r.prompt = ids; r.max_tokens = 64; r.sampling = sp; r.sink = sink;
+//   if (!loop.submit(std::move(r), &why)) { ... }  // queue full (HTTP 503) or invalid
+//   ...
+//   loop.stop();                                 // finishes nothing new; cancels what is left
+//
+// Each step: requests waiting in the queue take free slots; every generating slot adds its last
+// token; prompts being prefilled add chunks (at most n_batch tokens in the whole batch, so a long
+// prompt is spread over several steps and never stalls the generating slots for long); one
+// decode; every slot whose logits came back samples a token and reports it to its sink. A
+// request leaves its slot at once when it finishes (end-of-generation token, max_tokens, a full
+// context, its sink says stop) or is cancelled (sink->cancelled(), e.g. the client went away).
+//
+// Prefix cache: a slot's tokens stay in the KV cache after its request ends. A new request takes
+// the slot whose tokens share the longest prefix with its prompt, or shares the cells of another
+// slot's prefix by sequence copy (no recomputation); the reused count is reported as
+// n_cached. Idle slots' cells are evicted least-recently-used when the cache is full.
+//
+// Preemption: when the KV cache has no room for a step even after evicting idle caches, the
+// most recently admitted running request is paused (its cells dropped) and put back at the
+// head of the queue with its prompt and the tokens generated so far; it is recomputed later and
+// continues where it stopped, so no request fails because another one took the space.
+//
+// Sinks are called on the batch loop thread only and must not block.
+#pragma once
+
+#include "engine/context.h"
+#include "engine/model.h"
+#include "engine/sampling.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+enum class gen_finish { stop, length, cancelled, error };
+const char * gen_finish_name(gen_finish f);  // "stop", "length", "cancelled", "error"
+
+struct gen_token {
+    int32_t id = -1;
+    float logprob = 0.0f;                           // NaN unless the request asked for logprobs
+    std::vector<std::pair<int32_t, float>> top;     // n_probs alternatives, best first
+};
+
+struct gen_usage {
+    int32_t prompt_tokens = 0;
+    int32_t completion_tokens = 0;
+    int32_t cached_tokens = 0;  // prompt tokens taken from the prefix cache
+};
+
+// Receives one request's progress (on the batch loop thread).
+class gen_sink {
+public:
+    virtual ~gen_sink() = default;
+    // The prompt was admitted to a slot (n_cached of its tokens reused). Called again after a
+    // preemption, when the request resumes.
+    virtual void on_admitted(int32_t n_prompt, int32_t n_cached) { (void) n_prompt, (void) n_cached; }
+    // A generated token; return false to finish the request now (a stop string was met): the
+    // finish reason is then `stop`.
+    virtual bool on_token(const gen_token & t) = 0;
+    // The end, exactly once (also for cancelled requests and errors; message for errors).
+    virtual void on_finished(gen_finish reason, const gen_usage & usage, const std::string & message) = 0;
+    // Polled every step: true ends the request (reason cancelled).
+    virtual bool cancelled() const { return false; }
+};
+
+struct gen_request {
+    std::vector<int32_t> prompt;  // at least one token
+    int32_t max_tokens = -1;      // -1: until an end-of-generation token or the context ends
+    bool ignore_eos = false;
+    sampling_params sampling;
+    std::shared_ptr<gen_sink> sink;
+};
+
+struct batch_loop_params {
+    context_params ctx;            // n_ctx, n_batch (tokens per step), n_ubatch, threads, KV types
+    uint32_t n_parallel = 4;       // slots
+    uint32_t max_queue = 64;       // waiting requests beyond which submit() refuses
+};
+
+struct batch_loop_stats {
+    uint32_t running = 0;       // requests in slots
+    uint32_t waiting = 0;       // requests queued
+    float kv_usage = 0.0f;      // used cells / cells
+    uint64_t steps = 0;         // decode calls so far
+};
+
+class batch_loop {
+public:
+    batch_loop(const model & m, const batch_loop_params & params);
+    ~batch_loop();  // stop()
+    batch_loop(const batch_loop &) = delete;
+    batch_loop & operator=(const batch_loop &) = delete;
+
+    void start();
+    // Ends the thread; requests still queued or running finish with `cancelled`.
+    void stop();
+    // Queues a request (thread-safe). False with *why when the queue is full or the request is
+    // invalid (empty prompt, prompt not shorter than the context, token outside the vocabulary);
+    // the sink is not called then.
+    bool submit(gen_request r, std::string * why);
+    // Called after every decode step with the batch size (on the loop thread), for metrics.
+    void set_step_observer(std::function<void(int32_t n_tokens)> f);
+
+    batch_loop_stats stats() const;  // thread-safe
+    uint32_t n_ctx() const;
+    uint32_t n_parallel() const;
+
+private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};

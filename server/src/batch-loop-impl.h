@@ -1,0 +1,67 @@
+// The state behind server/batch-loop.h (internal).
+#pragma once
+
+#include "server/batch-loop.h"
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+// A request between submit() and its end: what it asked for and how far it got (a preempted
+// request keeps its sampler and generated tokens and resumes).
+struct batch_job {
+    gen_request req;
+    std::unique_ptr<sampler> smp;
+    std::vector<int32_t> generated;  // every token reported to the sink so far
+    int32_t n_cached_first = -1;     // prefix-cache hits at the first admission
+    uint64_t id = 0;
+};
+
+enum class slot_state { idle, prefill, generate };
+
+struct batch_slot {
+    int32_t seq = 0;
+    slot_state state = slot_state::idle;
+    std::vector<int32_t> tokens;  // what the KV cache holds for this sequence, in position order
+    std::unique_ptr<batch_job> job;
+    std::vector<int32_t> input;   // the admitted prompt: the request's prompt + generated so far
+    int32_t pending = -1;         // sampled token still to decode (generate state)
+    int32_t logits_idx = -1;      // batch index of this slot's logits in the current step
+    size_t n_added = 0;           // tokens this slot put in the current batch
+    uint64_t admitted = 0;        // admission order (preemption takes the newest)
+    uint64_t last_used = 0;       // LRU of idle caches
+};
+
+struct batch_loop::impl {
+    const model & m;
+    batch_loop_params params;
+    std::unique_ptr<context> ctx;
+    std::vector<batch_slot> slots;
+
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::unique_ptr<batch_job>> queue;  // guarded by mu
+    bool stopping = false;                          // guarded by mu
+    std::thread thread;
+    std::function<void(int32_t)> step_observer;
+
+    std::atomic<uint32_t> n_running{0}, n_waiting{0};
+    std::atomic<float> kv_usage{0.0f};
+    std::atomic<uint64_t> n_steps{0};
+    uint64_t next_id = 1, clock = 0;
+
+    impl(const model & mm, const batch_loop_params & p) : m(mm), params(p) {}
+
+    void run();
+    bool step();  // false when there was nothing to do
+    void admit_waiting();
+    void admit(batch_slot & s, std::unique_ptr<batch_job> job);
+    void build_batch(llm_batch & b);
+    bool make_room();  // evict an idle cache or preempt the newest request; false when neither
+    void after_decode(const llm_batch & b);
+    void sample_slot(batch_slot & s);
+    void finish(batch_slot & s, gen_finish reason, const std::string & message = "");
+    void drop_cancelled();
+    void update_stats();
+};

@@ -1,0 +1,258 @@
+// The batch loop's thread, queue and step: admission, one decode, sampling, finishing.
+#include "batch-loop-impl.h"
+
+#include <algorithm>
+#include <cmath>
+
+const char * gen_finish_name(gen_finish f) {
+    switch (f) {
+        case gen_finish::stop: return "stop";
+        case gen_finish::length: return "length";
+        case gen_finish::cancelled: return "cancelled";
+        case gen_finish::error: return "error";
+    }
+    return "?";
+}
+
+batch_loop::batch_loop(const model & m, const batch_loop_params & params) : impl_(std::make_unique<impl>(m, params)) {
+    impl & s = *impl_;
+    if (s.params.n_parallel == 0 || s.params.n_parallel > kv_cache_max_seq) {
+        throw std::runtime_error("batch loop: the number of slots must be 1.." + std::to_string(kv_cache_max_seq));
+    }
+    s.params.ctx.n_seq_max = s.params.n_parallel;
+    s.ctx = std::make_unique<context>(m, s.params.ctx);
+    s.slots.resize(s.params.n_parallel);
+    for (uint32_t i = 0; i < s.params.n_parallel; ++i) s.slots[i].seq = int32_t(i);
+}
+
+batch_loop::~batch_loop() { stop(); }
+
+void batch_loop::start() {
+    impl & s = *impl_;
+    if (s.thread.joinable()) return;
+    s.thread = std::thread([&s] { s.run(); });
+}
+
+void batch_loop::stop() {
+    impl & s = *impl_;
+    {
+        std::lock_guard<std::mutex> lk(s.mu);
+        s.stopping = true;
+    }
+    s.cv.notify_all();
+    if (s.thread.joinable()) s.thread.join();
+    for (batch_slot & sl : s.slots) {
+        if (sl.job) s.finish(sl, gen_finish::cancelled, "the server is shutting down");
+    }
+    std::deque<std::unique_ptr<batch_job>> left;
+    {
+        std::lock_guard<std::mutex> lk(s.mu);
+        left.swap(s.queue);
+    }
+    for (auto & j : left) {
+        gen_usage u;
+        u.prompt_tokens = int32_t(j->req.prompt.size());
+        u.completion_tokens = int32_t(j->generated.size());
+        j->req.sink->on_finished(gen_finish::cancelled, u, "the server is shutting down");
+    }
+    s.update_stats();
+}
+
+bool batch_loop::submit(gen_request r, std::string * why) {
+    impl & s = *impl_;
+    auto fail = [&](std::string msg) {
+        if (why) *why = std::move(msg);
+        return false;
+    };
+    if (!r.sink) return fail("no sink");
+    if (r.prompt.empty()) return fail("the prompt is empty");
+    if (r.prompt.size() >= s.ctx->n_ctx()) {
+        return fail("the prompt has " + std::to_string(r.prompt.size()) + " tokens; the context holds " +
+                    std::to_string(s.ctx->n_ctx()));
+    }
+    const int32_t n_vocab = s.m.hparams().n_vocab;
+    for (int32_t id : r.prompt) {
+        if (id < 0 || id >= n_vocab) return fail("token " + std::to_string(id) + " is outside the vocabulary");
+    }
+    const std::string bad = sampling_params_validate(r.sampling, n_vocab);
+    if (!bad.empty()) return fail(bad);
+    auto job = std::make_unique<batch_job>();
+    job->smp = std::make_unique<sampler>(r.sampling, n_vocab);
+    job->req = std::move(r);
+    {
+        std::lock_guard<std::mutex> lk(s.mu);
+        if (s.stopping) return fail("the server is shutting down");
+        if (s.queue.size() >= s.params.max_queue) return fail("the queue is full");
+        job->id = s.next_id++;
+        s.queue.push_back(std::move(job));
+        s.n_waiting = uint32_t(s.queue.size());
+    }
+    s.cv.notify_all();
+    return true;
+}
+
+void batch_loop::set_step_observer(std::function<void(int32_t)> f) { impl_->step_observer = std::move(f); }
+
+batch_loop_stats batch_loop::stats() const {
+    const impl & s = *impl_;
+    batch_loop_stats st;
+    st.running = s.n_running.load();
+    st.waiting = s.n_waiting.load();
+    st.kv_usage = s.kv_usage.load();
+    st.steps = s.n_steps.load();
+    return st;
+}
+
+uint32_t batch_loop::n_ctx() const { return impl_->ctx->n_ctx(); }
+uint32_t batch_loop::n_parallel() const { return impl_->params.n_parallel; }
+
+void batch_loop::impl::run() {
+    for (;;) {
+        {
+            std::unique_lock<std::mutex> lk(mu);
+            const bool busy = std::any_of(slots.begin(), slots.end(), [](const batch_slot & s) { return s.job != nullptr; });
+            cv.wait(lk, [&] { return stopping || busy || !queue.empty(); });
+            if (stopping) return;
+        }
+        step();
+    }
+}
+
+bool batch_loop::impl::step() {
+    drop_cancelled();
+    admit_waiting();
+    llm_batch b;
+    for (;;) {
+        build_batch(b);
+        if (b.size() == 0) {
+            update_stats();
+            return false;
+        }
+        const int st = ctx->decode(b);
+        if (st == decode_ok) break;
+        if (st == decode_no_kv_space && make_room()) continue;  // the batch is rebuilt
+        // Not recoverable for the requests in this batch: they end with an error.
+        const std::string msg = ctx->last_error();
+        for (batch_slot & s : slots) {
+            if (s.job && s.n_added > 0) finish(s, gen_finish::error, msg);
+        }
+        update_stats();
+        return true;
+    }
+    ++n_steps;
+    if (step_observer) step_observer(int32_t(b.size()));
+    after_decode(b);
+    update_stats();
+    return true;
+}
+
+void batch_loop::impl::build_batch(llm_batch & b) {
+    b.clear();
+    const size_t budget = params.ctx.n_batch;
+    for (batch_slot & s : slots) {
+        s.logits_idx = -1;
+        s.n_added = 0;
+        if (s.job && s.state == slot_state::generate && s.pending >= 0) {
+            s.logits_idx = int32_t(b.size());
+            b.add(s.pending, int32_t(s.tokens.size()), s.seq, true);
+            s.n_added = 1;
+        }
+    }
+    // Prompt chunks, oldest admission first, within what is left of the budget.
+    std::vector<batch_slot *> prefill;
+    for (batch_slot & s : slots) {
+        if (s.job && s.state == slot_state::prefill) prefill.push_back(&s);
+    }
+    std::sort(prefill.begin(), prefill.end(), [](const batch_slot * a, const batch_slot * c) { return a->admitted < c->admitted; });
+    for (batch_slot * s : prefill) {
+        const size_t done = s->tokens.size();
+        const size_t n = std::min(s->input.size() - done, budget > b.size() ? budget - b.size() : 0);
+        for (size_t i = 0; i < n; ++i) {
+            const bool last = done + i + 1 == s->input.size();
+            if (last) s->logits_idx = int32_t(b.size());
+            b.add(s->input[done + i], int32_t(done + i), s->seq, last);
+        }
+        s->n_added = n;
+    }
+}
+
+void batch_loop::impl::after_decode(const llm_batch & b) {
+    (void) b;
+    for (batch_slot & s : slots) {
+        if (!s.job || s.n_added == 0) continue;
+        s.last_used = ++clock;
+        if (s.state == slot_state::generate) {
+            s.tokens.push_back(s.pending);
+            s.pending = -1;
+        } else {
+            const size_t done = s.tokens.size();
+            s.tokens.insert(s.tokens.end(), s.input.begin() + long(done), s.input.begin() + long(done + s.n_added));
+        }
+        if (s.logits_idx >= 0) sample_slot(s);
+    }
+}
+
+void batch_loop::impl::sample_slot(batch_slot & s) {
+    batch_job & j = *s.job;
+    const sampled_token t = j.smp->sample(ctx->logits(s.logits_idx));
+    s.state = slot_state::generate;
+    if (t.id < 0) return finish(s, gen_finish::error, "no token could be sampled (every logit was excluded)");
+    if (!j.req.ignore_eos && m.get_vocab().is_eog(t.id)) return finish(s, gen_finish::stop);
+    j.smp->accept(t.id);
+    j.generated.push_back(t.id);
+    gen_token out;
+    out.id = t.id;
+    out.logprob = t.logprob;
+    out.top = t.top;
+    if (!j.req.sink->on_token(out)) return finish(s, gen_finish::stop);
+    if (j.req.max_tokens >= 0 && int32_t(j.generated.size()) >= j.req.max_tokens) return finish(s, gen_finish::length);
+    if (s.tokens.size() + 1 >= ctx->n_ctx()) return finish(s, gen_finish::length);
+    s.pending = t.id;
+}
+
+void batch_loop::impl::finish(batch_slot & s, gen_finish reason, const std::string & message) {
+    std::unique_ptr<batch_job> j = std::move(s.job);
+    s.state = slot_state::idle;
+    s.pending = -1;
+    s.input.clear();
+    s.last_used = ++clock;
+    gen_usage u;
+    u.prompt_tokens = int32_t(j->req.prompt.size());
+    u.completion_tokens = int32_t(j->generated.size());
+    u.cached_tokens = std::max(0, j->n_cached_first);
+    j->req.sink->on_finished(reason, u, message);
+}
+
+void batch_loop::impl::drop_cancelled() {
+    for (batch_slot & s : slots) {
+        if (s.job && s.job->req.sink->cancelled()) finish(s, gen_finish::cancelled);
+    }
+    std::vector<std::unique_ptr<batch_job>> gone;
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        for (auto it = queue.begin(); it != queue.end();) {
+            if ((*it)->req.sink->cancelled()) {
+                gone.push_back(std::move(*it));
+                it = queue.erase(it);
+            } else {
+                ++it;
+            }
+        }
+        n_waiting = uint32_t(queue.size());
+    }
+    for (auto & j : gone) {
+        gen_usage u;
+        u.prompt_tokens = int32_t(j->req.prompt.size());
+        u.completion_tokens = int32_t(j->generated.size());
+        j->req.sink->on_finished(gen_finish::cancelled, u, "");
+    }
+}
+
+void batch_loop::impl::update_stats() {
+    uint32_t running = 0;
+    for (const batch_slot & s : slots) running += s.job ? 1 : 0;
+    n_running = running;
+    kv_usage = float(ctx->kv().used()) / float(ctx->kv().size());
+    std::lock_guard<std::mutex> lk(mu);
+    n_waiting = uint32_t(queue.size());
+}

@@ -1,0 +1,103 @@
+// Slot management of the batch loop: admission with prefix reuse, eviction of idle caches,
+// preemption of the newest request when the KV cache is full.
+#include "batch-loop-impl.h"
+
+#include <algorithm>
+
+namespace {
+
+size_t common_prefix(const std::vector<int32_t> & a, const std::vector<int32_t> & b) {
+    size_t n = 0;
+    const size_t lim = std::min(a.size(), b.size());
+    while (n < lim && a[n] == b[n]) ++n;
+    return n;
+}
+
+}  // namespace
+
+void batch_loop::impl::admit_waiting() {
+    for (;;) {
+        auto free_slot = std::find_if(slots.begin(), slots.end(), [](const batch_slot & s) { return !s.job; });
+        if (free_slot == slots.end()) return;
+        std::unique_ptr<batch_job> job;
+        {
+            std::lock_guard<std::mutex> lk(mu);
+            if (queue.empty()) return;
+            job = std::move(queue.front());
+            queue.pop_front();
+            n_waiting = uint32_t(queue.size());
+        }
+        std::vector<int32_t> input = job->req.prompt;
+        input.insert(input.end(), job->generated.begin(), job->generated.end());
+        // The slot holding the longest prefix of this input (idle ones win ties), at most all but
+        // the last token (whose logits are needed).
+        batch_slot * best = nullptr;
+        size_t best_n = 0;
+        for (batch_slot & s : slots) {
+            const size_t n = std::min(common_prefix(s.tokens, input), input.size() - 1);
+            if (n > best_n || (n == best_n && n > 0 && best && best->job && !s.job)) best = &s, best_n = n;
+        }
+        batch_slot * dst = nullptr;
+        if (best && !best->job) {
+            dst = best;
+        } else {  // the least recently used idle slot
+            for (batch_slot & s : slots) {
+                if (!s.job && (!dst || s.last_used < dst->last_used)) dst = &s;
+            }
+        }
+        batch_slot & d = *dst;
+        if (best == dst) {
+            ctx->seq_rm(d.seq, int32_t(best_n), -1);
+            d.tokens.resize(best_n);
+        } else {
+            ctx->seq_rm(d.seq, -1, -1);
+            d.tokens.clear();
+            if (best && best_n > 0) {  // share the other slot's cells for the prefix
+                ctx->seq_cp(best->seq, d.seq, 0, int32_t(best_n));
+                d.tokens.assign(input.begin(), input.begin() + long(best_n));
+            }
+        }
+        if (job->n_cached_first < 0) job->n_cached_first = int32_t(d.tokens.size());
+        const int32_t n_prompt = int32_t(input.size()), n_cached = int32_t(d.tokens.size());
+        d.input = std::move(input);
+        d.job = std::move(job);
+        d.state = slot_state::prefill;
+        d.pending = -1;
+        d.admitted = ++clock;
+        d.last_used = clock;
+        d.job->req.sink->on_admitted(n_prompt, n_cached);
+    }
+}
+
+bool batch_loop::impl::make_room() {
+    // 1. The least recently used idle slot that still holds cells.
+    batch_slot * lru = nullptr;
+    for (batch_slot & s : slots) {
+        if (!s.job && !s.tokens.empty() && (!lru || s.last_used < lru->last_used)) lru = &s;
+    }
+    if (lru) {
+        ctx->seq_rm(lru->seq, -1, -1);
+        lru->tokens.clear();
+        return true;
+    }
+    // 2. Preempt the most recently admitted request, unless it is the only one left.
+    batch_slot * newest = nullptr;
+    size_t n_active = 0;
+    for (batch_slot & s : slots) {
+        if (!s.job) continue;
+        ++n_active;
+        if (!newest || s.admitted > newest->admitted) newest = &s;
+    }
+    if (!newest || n_active < 2) return false;
+    ctx->seq_rm(newest->seq, -1, -1);
+    newest->tokens.clear();
+    newest->state = slot_state::idle;
+    newest->pending = -1;
+    newest->input.clear();
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        queue.push_front(std::move(newest->job));
+        n_waiting = uint32_t(queue.size());
+    }
+    return true;
+}
