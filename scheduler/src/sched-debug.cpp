@@ -59,11 +59,26 @@ void sched_debug_print(const sched_state & s, const ggml_cgraph * gf) {
         std::fprintf(stderr, "%s]\n", line.c_str());
     }
     int first = 0;
-    for (size_t k = 0; k < s.splits.size(); ++k) {
-        const sched_split & sp = s.splits[k];
+    for (size_t k = 0; k < s.plan->splits.size(); ++k) {
+        const sched_split & sp = s.plan->splits[k];
         const int last = first + int(sp.nodes.size()) - 1;
         std::fprintf(stderr, "split %zu on %s: nodes %d..%d, %zu input copies\n", k,
                      sched_backend_name(s, sp.backend), first, last, sp.inputs.size());
         first = last + 1;
+    }
+}
+
+void sched_debug_print_compute(const sched_state & s, int c) {
+    std::fprintf(stderr, "compute with copy slot %d of %d\n", c, s.params.n_copies);
+    for (size_t k = 0; k < s.plan->splits.size(); ++k) {
+        const sched_split & sp = s.plan->splits[k];
+        if (sp.inputs.empty()) {
+            continue;
+        }
+        std::string line = "split " + std::to_string(k) + " reads";
+        for (const auto & in : sp.inputs) {
+            line += std::string(" ") + sched_tensor_name(in.second.copy[c]);
+        }
+        std::fprintf(stderr, "%s\n", line.c_str());
     }
 }

@@ -10,28 +10,53 @@
 #include <utility>
 #include <vector>
 
+constexpr int sched_max_copies = 4;  // most copy slots (ggml_sched_params::n_copies)
+
+// The copies of one split input in one backend's compute buffer: one per copy slot (the first
+// n_copies are used).
+struct sched_copy_set {
+    ggml_tensor * copy[sched_max_copies] = {};
+};
+
 // One consecutive run of graph nodes on one backend.
 struct sched_split {
     int backend = -1;
     std::vector<ggml_tensor *> nodes;
-    // Sources this split reads through a copy in its backend's compute buffer: (source, copy).
-    std::vector<std::pair<ggml_tensor *, ggml_tensor *>> inputs;
+    // Sources this split reads through a copy in its backend's compute buffer: (source, copies).
+    std::vector<std::pair<ggml_tensor *, sched_copy_set>> inputs;
     ggml_cgraph graph;  // points into nodes
 };
 
 // A source slot of a node that reads a copy instead of the original while the graph is allocated
-// or computed.
+// or computed (the copy of the copy slot in use).
 struct sched_src_rewrite {
     ggml_tensor * node = nullptr;
-    int slot = 0;
+    int slot = 0;  // index into node->src
     ggml_tensor * original = nullptr;
-    ggml_tensor * copy = nullptr;
+    sched_copy_set copies;
 };
 
 struct sched_copy_key_hash {
     size_t operator()(const std::pair<const ggml_tensor *, int> & k) const {
         return std::hash<const void *>()(k.first) * 31u + size_t(k.second);
     }
+};
+
+// Everything planned for one graph (pass 5 and after). The plan of a graph being computed stays
+// alive, held by the copy slot it runs in, until that slot is waited for: an asynchronous
+// backend may still read its split graphs, its copies and its rewritten sources.
+struct sched_graph_plan {
+    std::vector<sched_split> splits;
+    std::unordered_map<std::pair<const ggml_tensor *, int>, sched_copy_set, sched_copy_key_hash> copies;
+    std::unordered_map<const ggml_tensor *, int> copy_slot;  // copy tensor -> its copy slot
+    std::vector<sched_src_rewrite> rewrites;
+    int applied_copy = -1;  // the slot whose copies the rewritten sources point at; -1: originals
+    ggml_context_ptr copy_ctx;
+
+    // Per backend: every node it runs and every leaf it places (copies included), for its gallocr.
+    std::vector<std::vector<ggml_tensor *>> backend_nodes;
+    std::vector<std::vector<ggml_tensor *>> backend_leafs;
+    std::vector<ggml_cgraph> backend_graphs;
 };
 
 struct sched_state {
@@ -47,16 +72,10 @@ struct sched_state {
     std::unordered_map<const ggml_tensor *, int> ids;
     std::unordered_map<const ggml_tensor *, ggml_sched_cause> causes;
 
-    std::vector<sched_split> splits;
-    std::unordered_map<std::pair<const ggml_tensor *, int>, ggml_tensor *, sched_copy_key_hash> copies;
-    std::vector<sched_src_rewrite> rewrites;
-    bool rewrites_applied = false;  // from compute_async until synchronize
-    ggml_context_ptr copy_ctx;
-
-    // Per backend: every node it runs and every leaf it places (copies included), for its gallocr.
-    std::vector<std::vector<ggml_tensor *>> backend_nodes;
-    std::vector<std::vector<ggml_tensor *>> backend_leafs;
-    std::vector<ggml_cgraph> backend_graphs;
+    std::shared_ptr<sched_graph_plan> plan = std::make_shared<sched_graph_plan>();  // the last graph's
+    // Per copy slot: the plan of the graph computed with it and not yet waited for (or null).
+    std::vector<std::shared_ptr<sched_graph_plan>> in_flight;
+    int cur_copy = 0;  // the slot the next compute_async uses
 
     // The graph last allocated (its node list, to recognise it again).
     const ggml_cgraph * cur_graph = nullptr;
@@ -85,9 +104,26 @@ void sched_assign(sched_state & s, ggml_cgraph * gf);             // 1..4
 // Pass 5: cuts gf into splits, creates the input copies and the per-backend graphs.
 // False when the copy context cannot be had.
 bool sched_pass_split(sched_state & s, ggml_cgraph * gf);
-// Points every rewritten source slot at its copy / back at the original (no-op when already so).
-void sched_apply_rewrites(sched_state & s);
-void sched_restore_rewrites(sched_state & s);
+// Points every rewritten source slot at its copy of slot c / back at the original (no-op when
+// already so).
+void sched_apply_rewrites(sched_graph_plan & p, int c);
+void sched_restore_rewrites(sched_graph_plan & p);
+
+// ---- copy slots (sched-copies.cpp) ----
+bool sched_any_in_flight(const sched_state & s);
+// Waits until slot c's graph is done with its copies: synchronizes the backends its splits run
+// on, points its sources back at the originals and frees the slot.
+void sched_wait_slot(sched_state & s, int c);
+// Synchronizes every backend and frees every slot.
+void sched_wait_all(sched_state & s);
+// Whether gf is, or shares a tensor with, a graph in flight (its tensors cannot be planned anew).
+bool sched_shares_in_flight(const sched_state & s, const ggml_cgraph * gf);
+// Whether placing backend b's graph of the current plan as `planned` (not yet allocated) would
+// grow b's compute buffer or put the copies of slot c where a graph in flight still reads or
+// writes.
+bool sched_slot_conflicts(const sched_state & s, size_t b, const ggml_galloc_plan & planned, int c);
 
 // ---- debug output (sched-debug.cpp) ----
 void sched_debug_print(const sched_state & s, const ggml_cgraph * gf);
+// One line for a compute_async with slot c, and one per split with inputs naming the copies read.
+void sched_debug_print_compute(const sched_state & s, int c);

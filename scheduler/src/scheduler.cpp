@@ -43,14 +43,9 @@ void sched_forget_allocations(sched_state & s, ggml_cgraph * gf) {
     s.cur_graph = nullptr;
 }
 
-// Assign (passes 1..4) and split (pass 5); prints the debug report when asked.
+// Assign (passes 1..4) and split (pass 5); prints the debug report when asked. The caller has
+// waited for every graph in flight that gf shares tensors with.
 bool sched_plan(sched_state & s, ggml_cgraph * gf) {
-    if (s.rewrites_applied) {  // a previous compute_async not yet synchronized
-        for (ggml_backend_i * b : s.backends) {
-            b->synchronize();
-        }
-        sched_restore_rewrites(s);
-    }
     sched_forget_allocations(s, gf);
     sched_assign(s, gf);
     if (!sched_pass_split(s, gf)) {
@@ -66,23 +61,24 @@ bool sched_plan(sched_state & s, ggml_cgraph * gf) {
 // the copied compute tensors flagged OUTPUT, so that no backend reuses their memory before
 // the split that copies them has run.
 template <typename F> bool sched_for_each_galloc(sched_state & s, F && step) {
+    sched_graph_plan & p = *s.plan;
     std::vector<ggml_tensor *> flagged;
-    for (const auto & kv : s.copies) {
+    for (const auto & kv : p.copies) {
         auto * src = const_cast<ggml_tensor *>(kv.first.first);
         if (sched_tensor_buffer(src) == nullptr && (src->flags & GGML_TENSOR_FLAG_OUTPUT) == 0) {
             src->flags |= GGML_TENSOR_FLAG_OUTPUT;
             flagged.push_back(src);
         }
     }
-    sched_apply_rewrites(s);
+    sched_apply_rewrites(p, 0);  // the copies of every slot are leafs: any slot gives the same layout
     bool ok = true;
     for (size_t b = 0; b < s.backends.size() && ok; ++b) {
-        ggml_cgraph & g = s.backend_graphs[b];
+        ggml_cgraph & g = p.backend_graphs[b];
         if (g.n_nodes > 0 || g.n_leafs > 0) {
-            ok = step(*s.gallocs[b], &g);
+            ok = step(b, &g);
         }
     }
-    sched_restore_rewrites(s);
+    sched_restore_rewrites(p);
     for (ggml_tensor * t : flagged) {
         t->flags &= ~GGML_TENSOR_FLAG_OUTPUT;
     }
@@ -138,32 +134,36 @@ ggml_status sched_run_split(sched_state & s, sched_split & sp) {
     return GGML_STATUS_SUCCESS;
 }
 
-// Copies every split input whose source is a graph input, so the caller may reuse its memory.
-void sched_copy_graph_inputs(sched_state & s, std::unordered_set<const ggml_tensor *> & done) {
-    for (const sched_split & sp : s.splits) {
+// Copies every split input whose source is a graph input into its copy of slot c, so the caller
+// may reuse its memory.
+void sched_copy_graph_inputs(sched_state & s, int c, std::unordered_set<const ggml_tensor *> & done) {
+    for (const sched_split & sp : s.plan->splits) {
         for (const auto & in : sp.inputs) {
-            if ((in.first->flags & GGML_TENSOR_FLAG_INPUT) != 0 && done.insert(in.second).second) {
-                ggml_backend_tensor_copy(in.first, in.second);
+            ggml_tensor * copy = in.second.copy[c];
+            if ((in.first->flags & GGML_TENSOR_FLAG_INPUT) != 0 && done.insert(copy).second) {
+                ggml_backend_tensor_copy(in.first, copy);
             }
         }
     }
 }
 
-ggml_status sched_run_splits(sched_state & s) {
+// Runs the current plan's splits in order with the copies of slot c.
+ggml_status sched_run_splits(sched_state & s, int c) {
+    std::vector<sched_split> & splits = s.plan->splits;
     std::unordered_set<const ggml_tensor *> done;
-    sched_copy_graph_inputs(s, done);
-    for (size_t k = 0; k < s.splits.size(); ++k) {
-        sched_split & sp = s.splits[k];
+    sched_copy_graph_inputs(s, c, done);
+    for (size_t k = 0; k < splits.size(); ++k) {
+        sched_split & sp = splits[k];
         for (const auto & in : sp.inputs) {
-            if (done.insert(in.second).second) {
-                ggml_backend_tensor_copy(in.first, in.second);
+            if (done.insert(in.second.copy[c]).second) {
+                ggml_backend_tensor_copy(in.first, in.second.copy[c]);
             }
         }
         const ggml_status st = sched_run_split(s, sp);
         if (st != GGML_STATUS_SUCCESS) {
             return st;
         }
-        if (k + 1 < s.splits.size()) {
+        if (k + 1 < splits.size()) {
             s.backends[size_t(sp.backend)]->synchronize();  // the next split may read its results
         }
     }
@@ -189,6 +189,7 @@ ggml_scheduler::ggml_scheduler(const ggml_sched_params & params) : impl_(std::ma
         s.bufts.push_back(buft);
         s.gallocs.push_back(std::make_unique<ggml_gallocr>(buft));
     }
+    s.in_flight.assign(size_t(params.n_copies), nullptr);
     s.debug = sched_env_debug();
 }
 
@@ -196,20 +197,38 @@ ggml_scheduler::~ggml_scheduler() = default;
 
 bool ggml_scheduler::reserve(ggml_cgraph * gf) {
     impl & s = *impl_;
+    if (sched_any_in_flight(s)) {
+        sched_wait_all(s);  // a compute buffer may grow (be replaced)
+    }
     if (!sched_plan(s, gf)) {
         return false;
     }
-    const bool ok = sched_for_each_galloc(s, [](ggml_gallocr & g, ggml_cgraph * bg) { return g.reserve(bg); });
+    const bool ok = sched_for_each_galloc(s, [&s](size_t b, ggml_cgraph * bg) { return s.gallocs[b]->reserve(bg); });
     sched_forget_allocations(s, gf);
     return ok;
 }
 
 bool ggml_scheduler::alloc_graph(ggml_cgraph * gf) {
     impl & s = *impl_;
+    if (s.params.n_copies == 1 ? sched_any_in_flight(s) : sched_shares_in_flight(s, gf)) {
+        sched_wait_all(s);
+    }
     if (!sched_plan(s, gf)) {
         return false;
     }
-    if (!sched_for_each_galloc(s, [](ggml_gallocr & g, ggml_cgraph * bg) { return g.alloc_graph(bg); })) {
+    if (sched_any_in_flight(s)) {
+        // Graphs of other slots still run: gf may be placed alongside only where its copies of
+        // the next slot lie apart from everything they use (always so for the same shapes).
+        bool conflict = false;
+        sched_for_each_galloc(s, [&s, &conflict](size_t b, ggml_cgraph * bg) {
+            conflict = conflict || sched_slot_conflicts(s, b, ggml_galloc_plan_graph(bg, s.bufts[b]), s.cur_copy);
+            return true;
+        });
+        if (conflict) {
+            sched_wait_all(s);
+        }
+    }
+    if (!sched_for_each_galloc(s, [&s](size_t b, ggml_cgraph * bg) { return s.gallocs[b]->alloc_graph(bg); })) {
         return false;
     }
     s.cur_graph = gf;
@@ -220,18 +239,25 @@ bool ggml_scheduler::alloc_graph(ggml_cgraph * gf) {
 
 ggml_status ggml_scheduler::compute_async(ggml_cgraph * gf) {
     impl & s = *impl_;
-    if (s.rewrites_applied) {
-        // The previous graph may still run on an asynchronous backend: its split inputs and
-        // compute buffers are about to be overwritten (one copy of the inputs, no pipelining).
+    const int c = s.cur_copy;
+    if (s.params.n_copies == 1 ? sched_any_in_flight(s) : sched_shares_in_flight(s, gf)) {
+        // The previous graph may still run on an asynchronous backend: with one copy of the
+        // inputs, or when it is gf itself (its nodes cannot hold two computations), wait for it.
         synchronize();
     }
+    sched_wait_slot(s, c);  // the last graph that used slot c is done with its copies
     if (!sched_is_current(s, gf) && !alloc_graph(gf)) {
         return GGML_STATUS_ALLOC_FAILED;
     }
-    // The copies stay in the nodes' sources until synchronize(): a backend may still be
-    // reading them.
-    sched_apply_rewrites(s);
-    return sched_run_splits(s);
+    // The copies stay in the nodes' sources until the slot is waited for: a backend may still
+    // be reading them.
+    sched_apply_rewrites(*s.plan, c);
+    s.in_flight[size_t(c)] = s.plan;
+    s.cur_copy = (c + 1) % s.params.n_copies;
+    if (s.debug) {
+        sched_debug_print_compute(s, c);
+    }
+    return sched_run_splits(s, c);
 }
 
 ggml_status ggml_scheduler::compute(ggml_cgraph * gf) {
@@ -240,12 +266,7 @@ ggml_status ggml_scheduler::compute(ggml_cgraph * gf) {
     return st;
 }
 
-void ggml_scheduler::synchronize() {
-    for (ggml_backend_i * b : impl_->backends) {
-        b->synchronize();
-    }
-    sched_restore_rewrites(*impl_);
-}
+void ggml_scheduler::synchronize() { sched_wait_all(*impl_); }
 
 void ggml_scheduler::reset() {
     impl & s = *impl_;
@@ -253,12 +274,7 @@ void ggml_scheduler::reset() {
     s.pins.clear();
     s.ids.clear();
     s.causes.clear();
-    s.splits.clear();
-    s.copies.clear();
-    s.rewrites.clear();
-    s.backend_nodes.clear();
-    s.backend_leafs.clear();
-    s.backend_graphs.clear();
+    s.plan = std::make_shared<sched_graph_plan>();
     s.cur_graph = nullptr;
     s.cur_nodes.clear();
     s.allocated = false;
@@ -286,8 +302,9 @@ ggml_sched_cause ggml_scheduler::tensor_cause(const ggml_tensor * node) const {
     return it == impl_->causes.end() ? ggml_sched_cause::none : it->second;
 }
 
-int ggml_scheduler::n_splits() const { return int(impl_->splits.size()); }
-int ggml_scheduler::n_copies() const { return int(impl_->copies.size()); }
+int ggml_scheduler::n_splits() const { return int(impl_->plan->splits.size()); }
+int ggml_scheduler::n_copies() const { return int(impl_->plan->copies.size()); }
+int ggml_scheduler::cur_copy() const { return impl_->cur_copy; }
 int ggml_scheduler::n_backends() const { return int(impl_->backends.size()); }
 
 ggml_backend_i * ggml_scheduler::backend(int i) const {

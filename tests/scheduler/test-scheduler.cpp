@@ -3,6 +3,7 @@
 // result is compared bit for bit with the same graph computed on the CPU backend alone (the
 // mock runs the same CPU kernels).
 #include "scheduler/mock-backend.h"
+#include "scheduler/sched-test-graphs.h"
 #include "scheduler/scheduler.h"
 
 #include "ggml/alloc.h"
@@ -23,131 +24,6 @@
 #include <vector>
 
 namespace {
-
-constexpr int k_threads = 2;
-
-ggml_context_ptr make_ctx(int n_tensors) {
-    ggml_init_params ip;
-    ip.mem_size = size_t(n_tensors) * ggml_tensor_overhead() + ggml_graph_overhead();
-    ip.mem_buffer = nullptr;
-    ip.no_alloc = true;
-    return ggml_context_ptr(ggml_init(ip));
-}
-
-ggml_backend_ptr make_cpu() {
-    ggml_cpu_backend_options opt;
-    opt.n_threads = k_threads;
-    return ggml_backend_cpu_init(opt);
-}
-
-// One graph with its leafs (weights and inputs, with data) in MOCK or CPU buffers.
-struct test_graph {
-    ggml_context_ptr mock_leafs = make_ctx(64);
-    ggml_context_ptr cpu_leafs = make_ctx(64);
-    ggml_context_ptr ops = make_ctx(1024);
-    ggml_backend_buffer_ptr mock_buf, cpu_buf;
-    std::vector<std::pair<ggml_tensor *, std::vector<float>>> data;
-    std::vector<ggml_tensor *> outputs;
-    ggml_cgraph * gf = nullptr;
-    bool all_on_cpu = false;  // the reference: every leaf in CPU memory
-    bool only_last_output = false;  // flag only the last output: compute memory gets reused
-
-    ggml_tensor * leaf(bool on_mock, int64_t ne0, int64_t ne1, uint32_t seed, const char * name) {
-        ggml_context * c = (on_mock && !all_on_cpu) ? mock_leafs.get() : cpu_leafs.get();
-        ggml_tensor * t = ggml_new_tensor_2d(c, GGML_TYPE_F32, ne0, ne1);
-        ggml_set_name(t, name);
-        ggml_set_input(t);
-        std::mt19937 rng(seed);
-        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-        std::vector<float> v(size_t(ne0 * ne1));
-        for (float & x : v) x = dist(rng);
-        data.emplace_back(t, std::move(v));
-        return t;
-    }
-    void output(ggml_tensor * t) {
-        if (!only_last_output) ggml_set_output(t);
-        outputs.push_back(t);
-    }
-    // Builds the graph of every output, allocates the leafs and uploads their data.
-    void finish(mock_device & dev) {
-        gf = ggml_new_graph(ops.get());
-        for (ggml_tensor * t : outputs) ggml_build_forward_expand(gf, t);
-        if (only_last_output) {
-            ggml_set_output(outputs.back());
-            outputs = {outputs.back()};
-        }
-        mock_buf = ggml_backend_alloc_ctx_tensors(mock_leafs.get(), dev.buffer_type());
-        cpu_buf = ggml_backend_alloc_ctx_tensors(cpu_leafs.get(), ggml_backend_cpu_buffer_type());
-        for (auto & [t, v] : data) ggml_backend_tensor_set(t, v.data(), 0, ggml_nbytes(t));
-    }
-    std::vector<std::vector<uint8_t>> read_outputs() const {
-        std::vector<std::vector<uint8_t>> r;
-        for (ggml_tensor * t : outputs) {
-            r.emplace_back(ggml_nbytes(t));
-            ggml_backend_tensor_get(t, r.back().data(), 0, ggml_nbytes(t));
-        }
-        return r;
-    }
-    ggml_tensor * node(const char * name) const {
-        for (int i = 0; i < gf->n_nodes; ++i) {
-            if (std::strcmp(ggml_get_name(gf->nodes[i]), name) == 0) return gf->nodes[i];
-        }
-        return nullptr;
-    }
-};
-
-using graph_fn = std::function<void(test_graph &)>;
-
-// The outputs of build computed on the CPU backend alone, without the scheduler.
-std::vector<std::vector<uint8_t>> cpu_reference(const graph_fn & build) {
-    mock_device unused;
-    test_graph g;
-    g.all_on_cpu = true;
-    build(g);
-    g.finish(unused);
-    ggml_gallocr galloc(ggml_backend_cpu_buffer_type());
-    EXPECT_TRUE(galloc.alloc_graph(g.gf));
-    ggml_backend_ptr cpu = make_cpu();
-    EXPECT_EQ(cpu->graph_compute(g.gf), GGML_STATUS_SUCCESS);
-    return g.read_outputs();
-}
-
-// The scheduler over MOCK (first) and CPU (last).
-struct sched_env {
-    mock_device dev;
-    ggml_backend_ptr mock = dev.init_backend();
-    ggml_backend_ptr cpu = make_cpu();
-    ggml_sched_params params() const {
-        ggml_sched_params p;
-        p.backends = {{mock.get(), nullptr}, {cpu.get(), nullptr}};
-        return p;
-    }
-};
-
-// 1 + the number of backend changes along the node order.
-int count_backend_runs(const ggml_scheduler & sched, const ggml_cgraph * gf) {
-    int runs = 0;
-    const ggml_backend_i * prev = nullptr;
-    for (int i = 0; i < gf->n_nodes; ++i) {
-        const ggml_backend_i * b = sched.tensor_backend(gf->nodes[i]);
-        if (b != prev) ++runs;
-        prev = b;
-    }
-    return runs;
-}
-
-// add -> scale -> mul -> concat -> norm, inputs on the mock.
-void build_textbook(test_graph & g) {
-    ggml_context * c = g.ops.get();
-    ggml_tensor * x = g.leaf(true, 16, 4, 1, "x");
-    ggml_tensor * y = g.leaf(true, 16, 4, 2, "y");
-    ggml_tensor * z = g.leaf(true, 16, 4, 3, "z");
-    ggml_tensor * a = ggml_set_name(ggml_add(c, x, y), "a");
-    ggml_tensor * b = ggml_set_name(ggml_scale(c, a, 0.5f), "b");
-    ggml_tensor * m = ggml_set_name(ggml_mul(c, b, z), "m");
-    ggml_tensor * d = ggml_set_name(ggml_concat(c, m, a, 1), "d");
-    g.output(ggml_set_name(ggml_norm(c, d, 1e-5f), "e"));
-}
 
 TEST(Scheduler, TextbookCaseGivesTwoSplitsAndOneCopyBack) {
     sched_env env;
@@ -171,15 +47,6 @@ TEST(Scheduler, TextbookCaseGivesTwoSplitsAndOneCopyBack) {
     EXPECT_EQ(g.read_outputs(), cpu_reference(build_textbook));
 }
 
-// y = W x; out = scale(y) + y: W on the mock or on the CPU, x in CPU memory.
-void build_weights(test_graph & g, bool w_on_mock, int64_t batch) {
-    ggml_context * c = g.ops.get();
-    ggml_tensor * w = g.leaf(w_on_mock, 16, 8, 10, "w");
-    ggml_tensor * x = g.leaf(false, 16, batch, 11, "x");
-    ggml_tensor * y = ggml_set_name(ggml_mul_mat(c, w, x), "y");
-    ggml_tensor * s = ggml_set_name(ggml_scale(c, y, 2.0f), "s");
-    g.output(ggml_set_name(ggml_add(c, s, y), "out"));
-}
 
 TEST(Scheduler, WeightsOnTheMockPullTheirConsumers) {
     sched_env env;
@@ -319,85 +186,10 @@ TEST(Scheduler, ResetForgetsPins) {
     EXPECT_NE(sched.tensor_cause(g.node("s")), ggml_sched_cause::pinned);
 }
 
-// ---- random graphs ----
 
-struct random_recipe {
-    uint32_t seed = 0;
-    bool leaf_on_mock[5] = {};
-    struct step { int op; int a; int b; };
-    std::vector<step> steps;
-};
-
-constexpr int k_random_ops = 12;
-constexpr int64_t k_ne0 = 16, k_ne1 = 6;
-
-random_recipe make_recipe(uint32_t seed) {
-    std::mt19937 rng(seed);
-    random_recipe r;
-    r.seed = seed;
-    for (bool & m : r.leaf_on_mock) m = rng() % 2 == 0;
-    const int n = 8 + int(rng() % 13);
-    for (int i = 0; i < n; ++i) {
-        const int pool = 2 + i;  // two inputs, then every result so far
-        r.steps.push_back({int(rng() % k_random_ops), int(rng() % unsigned(pool)), int(rng() % unsigned(pool))});
-    }
-    return r;
-}
-
-// Every tensor of the pool is [16, 6] F32; weights are [16, 16].
-void build_random(test_graph & g, const random_recipe & r) {
-    ggml_context * c = g.ops.get();
-    std::vector<ggml_tensor *> pool = {g.leaf(r.leaf_on_mock[0], k_ne0, k_ne1, r.seed * 7 + 1, "in0"),
-                                       g.leaf(r.leaf_on_mock[1], k_ne0, k_ne1, r.seed * 7 + 2, "in1")};
-    ggml_tensor * w[3];
-    for (int i = 0; i < 3; ++i) {
-        char name[16];
-        std::snprintf(name, sizeof(name), "w%d", i);
-        w[i] = g.leaf(r.leaf_on_mock[2 + i], k_ne0, k_ne0, r.seed * 7 + 3 + uint32_t(i), name);
-    }
-    for (size_t i = 0; i < r.steps.size(); ++i) {
-        const random_recipe::step & s = r.steps[i];
-        ggml_tensor * a = pool[size_t(s.a)];
-        ggml_tensor * b = pool[size_t(s.b)];
-        ggml_tensor * t = nullptr;
-        switch (s.op) {
-        case 0: t = ggml_add(c, a, b); break;
-        case 1: t = ggml_mul(c, a, b); break;
-        case 2: t = ggml_scale(c, a, 0.75f); break;
-        case 3: t = ggml_silu(c, a); break;
-        case 4: t = ggml_gelu(c, a); break;
-        case 5: t = ggml_rms_norm(c, a, 1e-6f); break;
-        case 6: t = ggml_norm(c, a, 1e-5f); break;
-        case 7: t = ggml_soft_max(c, a); break;
-        case 8: t = ggml_mul_mat(c, w[size_t(s.b) % 3], a); break;
-        case 9: t = ggml_reshape_2d(c, ggml_cont(c, ggml_transpose(c, a)), k_ne0, k_ne1); break;
-        case 10: {
-            ggml_tensor * top = ggml_view_2d(c, a, k_ne0, k_ne1 / 2, a->nb[1], 0);
-            ggml_tensor * bottom = ggml_view_2d(c, b, k_ne0, k_ne1 / 2, b->nb[1], b->nb[1] * size_t(k_ne1 / 2));
-            t = ggml_concat(c, top, bottom, 1);
-            break;
-        }
-        default: t = ggml_swiglu(c, a, b); break;
-        }
-        ggml_format_name(t, "r%zu", i);
-        pool.push_back(t);
-        g.output(t);
-    }
-}
-
-std::set<ggml_op> random_unsupported(uint32_t seed) {
-    static const ggml_op candidates[] = {GGML_OP_ADD, GGML_OP_MUL, GGML_OP_SCALE, GGML_OP_SILU,
-                                         GGML_OP_GELU, GGML_OP_RMS_NORM, GGML_OP_NORM, GGML_OP_SOFT_MAX,
-                                         GGML_OP_MUL_MAT, GGML_OP_CONT, GGML_OP_CONCAT, GGML_OP_SWIGLU};
-    std::mt19937 rng(seed ^ 0x5bd1e995u);
-    std::set<ggml_op> ops;
-    for (ggml_op op : candidates) {
-        if (rng() % 3 == 0) ops.insert(op);
-    }
-    return ops;
-}
-
-TEST(Scheduler, RandomGraphsMatchTheCpuBitForBit) {
+// n_copies: the copy slots (every split input then has that many copies, each compute uses the
+// next slot).
+void check_random_graphs(int n_copies) {
     int multi_split = 0, with_copies = 0, cpu_nodes_checked = 0;
     for (uint32_t seed = 1; seed <= 40; ++seed) {
         SCOPED_TRACE("seed " + std::to_string(seed));
@@ -406,6 +198,7 @@ TEST(Scheduler, RandomGraphsMatchTheCpuBitForBit) {
         env.dev.set_unsupported(random_unsupported(seed));
         ggml_sched_params p = env.params();
         p.max_split_inputs = 64;  // splits are then cut only where the backend changes
+        p.n_copies = n_copies;
         ggml_scheduler sched(p);
         // The mirror of the mock's own check: a node on the CPU never reads MOCK memory.
         int cpu_reads_mock = 0;
@@ -422,6 +215,10 @@ TEST(Scheduler, RandomGraphsMatchTheCpuBitForBit) {
         build_random(g, r);
         g.finish(env.dev);
         ASSERT_EQ(sched.compute(g.gf), GGML_STATUS_SUCCESS);
+        if (n_copies > 1) {  // once more with the copies of the next slot
+            EXPECT_EQ(sched.cur_copy(), 1);
+            ASSERT_EQ(sched.compute(g.gf), GGML_STATUS_SUCCESS);
+        }
         EXPECT_EQ(cpu_reads_mock, 0);
         for (int i = 0; i < g.gf->n_nodes; ++i) {
             const ggml_tensor * n = g.gf->nodes[i];
@@ -445,10 +242,13 @@ TEST(Scheduler, RandomGraphsMatchTheCpuBitForBit) {
     EXPECT_GT(cpu_nodes_checked, 100);
 }
 
+TEST(Scheduler, RandomGraphsMatchTheCpuBitForBit) { check_random_graphs(1); }
+TEST(Scheduler, RandomGraphsWithTwoCopySlotsMatchTheCpuBitForBit) { check_random_graphs(2); }
+
 // As above, but only the final result is an OUTPUT: intermediate tensors die after their last
 // consumer and their compute memory is reused, also when another backend still has to copy
 // them; and splits are cut by max_split_inputs too.
-TEST(Scheduler, RandomGraphsWithMemoryReuseMatchTheCpu) {
+void check_random_graphs_with_reuse(int n_copies) {
     for (uint32_t seed = 101; seed <= 180; ++seed) {
         SCOPED_TRACE("seed " + std::to_string(seed));
         const random_recipe r = make_recipe(seed);
@@ -456,6 +256,7 @@ TEST(Scheduler, RandomGraphsWithMemoryReuseMatchTheCpu) {
         env.dev.set_unsupported(random_unsupported(seed));
         ggml_sched_params p = env.params();
         p.max_split_inputs = 1 + int(seed % 5);
+        p.n_copies = n_copies;
         ggml_scheduler sched(p);
         test_graph g;
         g.only_last_output = true;
@@ -469,6 +270,9 @@ TEST(Scheduler, RandomGraphsWithMemoryReuseMatchTheCpu) {
         EXPECT_EQ(g.read_outputs()[0], ref.back());
     }
 }
+
+TEST(Scheduler, RandomGraphsWithMemoryReuseMatchTheCpu) { check_random_graphs_with_reuse(1); }
+TEST(Scheduler, RandomGraphsWithMemoryReuseAndTwoCopySlotsMatchTheCpu) { check_random_graphs_with_reuse(2); }
 
 TEST(Scheduler, ReserveThenComputeAllocatesNothingNew) {
     sched_env env;

@@ -7,6 +7,10 @@
 //   if (!sched.reserve(worst_case_graph)) { /* out of memory */ }
 //   ggml_status st = sched.compute(gf);       // assign, split, allocate, copy, run, wait
 //   int splits = sched.n_splits();            // consecutive runs of nodes on one backend
+//   // with sp.n_copies = 2, distinct graphs of one shape (e.g. consecutive ubatches) pipeline:
+//   sched.compute_async(gf_a); gpu->get_tensor_async(out_a, host_a, 0, n);
+//   sched.compute_async(gf_b); gpu->get_tensor_async(out_b, host_b, 0, n);
+//   sched.synchronize();
 //
 // The scheduler knows nothing of models or requests. It assigns every node of a graph to one
 // backend in passes (each a function of its own, each decision recording its cause):
@@ -26,9 +30,26 @@
 // nodes that read a copy point at the copy. With op_offload, a node whose weights are in host
 // memory runs on a higher-priority backend when that backend's device says offload_op.
 //
+// Copy slots (n_copies > 1, pipelining): every split input has n_copies copies, one per slot,
+// named <source>#<backend>#<slot>. Each compute_async uses slot cur_copy() and advances it
+// (mod n_copies), so graph i+1 writes its inputs into another slot while a backend may still
+// read graph i's. Before writing a slot's copies, compute_async waits only for the graph that
+// last used that slot (synchronizes the backends its splits ran on, then points that graph's
+// sources back at the originals). The copies of all slots live in the compute buffers for the
+// whole graph (reserve sizes them; graphs of the same shape allocate nothing new). Pipelining
+// needs distinct graph objects: computing a graph that is still in flight (or one sharing a
+// node or scheduler-placed leaf with it) waits for everything first, and so does a graph whose
+// layout would grow a compute buffer or put its copies where a graph in flight still works.
+// A graph's results live in compute memory that the next graph may reuse: read them right after
+// compute_async with the computing backend's get_tensor_async (in order on its queue), or
+// after synchronize(). With n_copies == 1 each compute_async first waits for the previous graph.
+//
 // INFERD_SCHED_DEBUG=1 in the environment prints, for every graph assigned, one line per node:
 //   node <index> <op> <name> -> <backend> (<cause>) [inputs: <name>@<backend> …]
 // and one line per split: split <i> on <backend>: nodes <first>..<last>, <n> input copies.
+// Every compute_async then prints the copy slot it uses and, per split with inputs, the copies:
+//   compute with copy slot <c> of <n_copies>
+//   split <i> reads <source>#<backend>#<c> …
 //
 // Return codes: reserve / alloc_graph return false when a buffer cannot be had; compute
 // returns the first non-success ggml_status of a backend (GGML_STATUS_ALLOC_FAILED when
@@ -67,9 +88,7 @@ struct ggml_sched_backend {
 struct ggml_sched_params {
     std::vector<ggml_sched_backend> backends;  // priority order; the last one must be a CPU backend
     size_t graph_size = GGML_DEFAULT_GRAPH_SIZE;  // most nodes (and leafs) of a graph
-    // Copies of split inputs so consecutive graphs could pipeline (1..4). Not implemented yet:
-    // values above 1 are accepted and have no effect; each compute_async first waits for the
-    // previous graph.
+    // Copies of split inputs (copy slots, 1..4) so that consecutive graphs pipeline; see above.
     int n_copies = 1;
     int max_split_inputs = 10;  // a split with more inputs than this is cut
     bool op_offload = true;
@@ -105,7 +124,8 @@ public:
     ggml_sched_cause tensor_cause(const ggml_tensor * node) const;
 
     int n_splits() const;   // of the last assigned graph
-    int n_copies() const;   // tensor copies inserted for the last assigned graph
+    int n_copies() const;   // split inputs copied for the last assigned graph (copies per slot)
+    int cur_copy() const;   // the copy slot the next compute_async uses (0..params.n_copies-1)
     int n_backends() const;
     ggml_backend_i * backend(int i) const;
     size_t buffer_size(const ggml_backend_i * backend) const;  // its compute buffer's bytes
