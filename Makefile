@@ -8,7 +8,8 @@ FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure build serve test test-release test-asan test-fuzz bench-kernels clean
+# Other targets: demo-tensor (the tensor-library demo).
+.PHONY: all deps configure build serve demo-tensor test test-release test-asan test-fuzz bench-kernels clean
 
 all: build
 
@@ -21,8 +22,22 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j$(JOBS)
 
-# Until the HTTP server lands, the main job is a demo of the tensor library on this CPU.
+# The daemon on 127.0.0.1:8080 (HOST / PORT to change) with MODEL=path, or else with a small demo
+# model (random weights, ChatML template) that inferd-gguf synth writes into $(BUILD)/demo/.
+MODEL ?=
+HOST  ?= 127.0.0.1
+PORT  ?= 8080
+DEMO_MODEL = $(BUILD)/demo/inferd-demo-llama.gguf
 serve: build
+	@if [ -z "$(MODEL)" ] && [ ! -f "$(DEMO_MODEL)" ]; then \
+		mkdir -p $(BUILD)/demo && \
+		./$(BUILD)/tools/inferd-gguf synth --arch llama --n-embd 256 --n-layer 4 --n-head 8 --n-head-kv 4 \
+			--n-ff 768 --n-vocab 4096 --seed 1 $(DEMO_MODEL); fi
+	@if [ -z "$(MODEL)" ]; then echo "make serve: no MODEL=path given: serving the demo model $(DEMO_MODEL)" \
+		"(random weights: its text is gibberish; use make serve MODEL=your.gguf)"; fi
+	./$(BUILD)/server/inferd -m $(if $(MODEL),$(MODEL),$(DEMO_MODEL)) --host $(HOST) --port $(PORT)
+
+demo-tensor: build
 	./$(BUILD)/tools/inferd-ggml-demo
 
 test: test-release test-fuzz test-asan

@@ -3,7 +3,8 @@
 set -euo pipefail
 
 packages=(cmake make g++ libboost-dev nlohmann-json3-dev libspdlog-dev libgtest-dev libgmock-dev libbenchmark-dev
-          clang libclang-rt-dev)  # clang + libFuzzer runtime: the GGUF fuzzer (make test-fuzz)
+          clang libclang-rt-dev  # clang + libFuzzer runtime: the GGUF fuzzer (make test-fuzz)
+          prometheus)            # promtool: the server's /metrics exposition check
 
 missing=()
 for p in "${packages[@]}"; do

@@ -53,6 +53,7 @@ struct batch_loop::impl {
 
     impl(const model & mm, const batch_loop_params & p) : m(mm), params(p) {}
 
+    std::string check(const gen_request & r) const;  // "" when the request may be queued
     void run();
     bool step();  // false when there was nothing to do
     void admit_waiting();

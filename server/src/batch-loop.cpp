@@ -59,32 +59,51 @@ void batch_loop::stop() {
 }
 
 bool batch_loop::submit(gen_request r, std::string * why) {
+    std::vector<gen_request> one;
+    one.push_back(std::move(r));
+    return submit_all(one, why);
+}
+
+std::string batch_loop::impl::check(const gen_request & r) const {
+    if (!r.sink) return "no sink";
+    if (r.prompt.empty()) return "the prompt is empty";
+    if (r.prompt.size() >= ctx->n_ctx()) {
+        return "the prompt has " + std::to_string(r.prompt.size()) + " tokens; the context holds " +
+               std::to_string(ctx->n_ctx());
+    }
+    const int32_t n_vocab = m.hparams().n_vocab;
+    for (int32_t id : r.prompt) {
+        if (id < 0 || id >= n_vocab) return "token " + std::to_string(id) + " is outside the vocabulary";
+    }
+    return sampling_params_validate(r.sampling, n_vocab);
+}
+
+bool batch_loop::submit_all(std::vector<gen_request> & rs, std::string * why) {
     impl & s = *impl_;
     auto fail = [&](std::string msg) {
         if (why) *why = std::move(msg);
         return false;
     };
-    if (!r.sink) return fail("no sink");
-    if (r.prompt.empty()) return fail("the prompt is empty");
-    if (r.prompt.size() >= s.ctx->n_ctx()) {
-        return fail("the prompt has " + std::to_string(r.prompt.size()) + " tokens; the context holds " +
-                    std::to_string(s.ctx->n_ctx()));
+    for (const gen_request & r : rs) {
+        if (std::string bad = s.check(r); !bad.empty()) return fail(bad);
     }
-    const int32_t n_vocab = s.m.hparams().n_vocab;
-    for (int32_t id : r.prompt) {
-        if (id < 0 || id >= n_vocab) return fail("token " + std::to_string(id) + " is outside the vocabulary");
+    std::vector<std::unique_ptr<batch_job>> jobs;
+    for (gen_request & r : rs) {
+        auto job = std::make_unique<batch_job>();
+        job->smp = std::make_unique<sampler>(r.sampling, s.m.hparams().n_vocab);
+        jobs.push_back(std::move(job));
     }
-    const std::string bad = sampling_params_validate(r.sampling, n_vocab);
-    if (!bad.empty()) return fail(bad);
-    auto job = std::make_unique<batch_job>();
-    job->smp = std::make_unique<sampler>(r.sampling, n_vocab);
-    job->req = std::move(r);
     {
         std::lock_guard<std::mutex> lk(s.mu);
         if (s.stopping) return fail("the server is shutting down");
-        if (s.queue.size() >= s.params.max_queue) return fail("the queue is full");
-        job->id = s.next_id++;
-        s.queue.push_back(std::move(job));
+        // Room: max_queue waiting requests beyond the slots that are free now.
+        const size_t free_slots = s.params.n_parallel - std::min(s.params.n_parallel, s.n_running.load());
+        if (s.queue.size() + jobs.size() > s.params.max_queue + free_slots) return fail("the queue is full");
+        for (size_t i = 0; i < jobs.size(); ++i) {
+            jobs[i]->req = std::move(rs[i]);
+            jobs[i]->id = s.next_id++;
+            s.queue.push_back(std::move(jobs[i]));
+        }
         s.n_waiting = uint32_t(s.queue.size());
     }
     s.cv.notify_all();
@@ -121,6 +140,7 @@ void batch_loop::impl::run() {
 bool batch_loop::impl::step() {
     drop_cancelled();
     admit_waiting();
+    update_stats();  // the gauges show admitted requests before their first token goes out
     llm_batch b;
     for (;;) {
         build_batch(b);

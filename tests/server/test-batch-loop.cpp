@@ -215,6 +215,9 @@ TEST(batch_loop, cancel_stop_and_limits) {
     std::string why;
     auto cancel = std::make_shared<collect_sink>(-1, 3);
     ASSERT_TRUE(loop.submit(greedy({1, 300}, 100, cancel), &why));
+    // One free slot + max_queue 1: a second request may wait, a third is refused.
+    auto second = std::make_shared<collect_sink>();
+    ASSERT_TRUE(loop.submit(greedy({1, 301}, 3, second), &why));
     EXPECT_FALSE(loop.submit(greedy({1, 300}, 10, std::make_shared<collect_sink>()), &why));
     EXPECT_NE(why.find("queue is full"), std::string::npos);
     EXPECT_FALSE(loop.submit(greedy({}, 10, std::make_shared<collect_sink>()), &why));
@@ -224,6 +227,8 @@ TEST(batch_loop, cancel_stop_and_limits) {
     ASSERT_TRUE(cancel->wait());
     EXPECT_EQ(cancel->reason, gen_finish::cancelled);
     EXPECT_LE(cancel->tokens.size(), 4u);
+    ASSERT_TRUE(second->wait());
+    EXPECT_EQ(second->reason, gen_finish::length);
     auto stop = std::make_shared<collect_sink>(5);
     ASSERT_TRUE(loop.submit(greedy({1, 300}, 100, stop), &why));
     ASSERT_TRUE(stop->wait());

@@ -4,6 +4,7 @@
 // Usage:
 //   int rc = gguf_tool_main({"info", "model.gguf"}, stdout, stderr);
 //   int rc = gguf_tool_main({"dequant", "model.gguf", "output.weight", "out.f32"}, stdout, stderr);
+//   // "synth …" is dispatched to synth_tool_main (gguf-synth.h)
 //
 //   std::unique_ptr<gguf_file> f;  …open…
 //   gguf_inspect_print_info(*f, stdout);

@@ -1,5 +1,6 @@
-// inferd-gguf's command line: info / dequant, usage and exit codes.
+// inferd-gguf's command line: info / dequant / synth, usage and exit codes.
 #include "gguf-inspect.h"
+#include "gguf-synth.h"
 #include "tool-args.h"
 
 #include <algorithm>
@@ -11,13 +12,22 @@ namespace {
 constexpr const char * k_usage =
     "usage: inferd-gguf info FILE\n"
     "       inferd-gguf dequant FILE TENSOR OUT.f32 [--threads N]\n"
+    "       inferd-gguf synth --arch llama|qwen2|gpt2 --n-embd N --n-layer N --n-head N [--n-head-kv N]\n"
+    "                         --n-ff N --n-vocab N [--n-ctx N] [--seed S] [--vocab FILE.gguf]\n"
+    "                         [--type f16|f32] [--chat-template NAME] [--threads N] OUT.gguf\n"
     "\n"
     "  info     version, alignment, every metadata key (type and value; long arrays abbreviated)\n"
     "           and the tensor table (name, type, shape, offset in the data section, bytes)\n"
     "  dequant  writes the tensor as little-endian float32, row-major (ne[0] the fastest)\n"
+    "  synth    writes a model of that shape with random weights (seeded: same seed, same file):\n"
+    "           matrices in --type (default f16), norms and biases f32; --n-ctx defaults to 4096\n"
+    "           (gpt2: 1024), --n-head-kv to --n-head, --seed to 0. Tokenizer: a byte-level BPE\n"
+    "           vocabulary of --n-vocab tokens with a ChatML chat template (--chat-template chatml,\n"
+    "           llama2, llama3, zephyr, phi3 or gemma picks another family), or every tokenizer.*\n"
+    "           key of --vocab FILE.gguf (--n-vocab may then be omitted). Progress on stderr.\n"
     "\n"
     "options:\n"
-    "  -t, --threads N  threads for dequant (default: the number of CPUs)\n"
+    "  -t, --threads N  threads for dequant and synth (default: the number of CPUs)\n"
     "  -h, --help       this text\n"
     "\n"
     "exit codes: 0 success, 1 bad file / missing tensor / unconvertible type / unwritable output,\n"
@@ -65,7 +75,12 @@ int run_dequant(const std::vector<std::string> & pos, int n_threads, std::FILE *
 int gguf_tool_main(const std::vector<std::string> & args, std::FILE * out, std::FILE * err) {
     tool_args parsed;
     std::string error;
-    if (!tool_args_parse(args, {{"-t", "--threads"}}, &parsed, &error)) return usage_error(err, error);
+    const std::initializer_list<tool_option_spec> specs = {
+        {"-t", "--threads"}, {nullptr, "--arch"},  {nullptr, "--n-embd"}, {nullptr, "--n-layer"},
+        {nullptr, "--n-head"}, {nullptr, "--n-head-kv"}, {nullptr, "--n-ff"}, {nullptr, "--n-vocab"},
+        {nullptr, "--n-ctx"}, {nullptr, "--seed"}, {nullptr, "--vocab"}, {nullptr, "--type"},
+        {nullptr, "--chat-template"}};
+    if (!tool_args_parse(args, specs, &parsed, &error)) return usage_error(err, error);
     if (parsed.help) {
         std::fprintf(out, "%s", k_usage);
         return 0;
@@ -76,6 +91,10 @@ int gguf_tool_main(const std::vector<std::string> & args, std::FILE * out, std::
     }
     if (parsed.positional.empty()) return usage_error(err, "no command given");
     const std::string cmd = parsed.positional[0];
+    if (cmd == "synth") return synth_tool_main(parsed, n_threads, out, err);
+    for (const std::string & name : synth_option_names()) {
+        if (tool_args_has(parsed, name)) return usage_error(err, "option '" + name + "' is only for synth");
+    }
     const std::vector<std::string> pos(parsed.positional.begin() + 1, parsed.positional.end());
     if (cmd == "info") {
         if (pos.size() != 1) return usage_error(err, "info wants one FILE");

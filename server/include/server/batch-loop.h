@@ -84,7 +84,7 @@ struct gen_request {
 struct batch_loop_params {
     context_params ctx;            // n_ctx, n_batch (tokens per step), n_ubatch, threads, KV types
     uint32_t n_parallel = 4;       // slots
-    uint32_t max_queue = 64;       // waiting requests beyond which submit() refuses
+    uint32_t max_queue = 64;       // requests that may wait beyond the free slots; more: refused
 };
 
 struct batch_loop_stats {
@@ -108,6 +108,10 @@ public:
     // invalid (empty prompt, prompt not shorter than the context, token outside the vocabulary);
     // the sink is not called then.
     bool submit(gen_request r, std::string * why);
+    // Several requests at once (the choices of one API request): all are queued or none (when
+    // they do not all fit in the queue, or one is invalid); the requests are moved from only
+    // when the call succeeds.
+    bool submit_all(std::vector<gen_request> & rs, std::string * why);
     // Called after every decode step with the batch size (on the loop thread), for metrics.
     void set_step_observer(std::function<void(int32_t n_tokens)> f);
 

@@ -1,0 +1,144 @@
+// api/chat-request.cpp — parsing and validating POST /v1/chat/completions bodies.
+#include "api/chat-request.h"
+
+#include "generation-read.h"
+
+#include <limits>
+
+namespace {
+
+bool role_from_string(const std::string & s, api_chat_role & out) {
+    if (s == "system" || s == "developer") {
+        out = api_chat_role::system;
+    } else if (s == "user") {
+        out = api_chat_role::user;
+    } else if (s == "assistant") {
+        out = api_chat_role::assistant;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+// content as an array of parts: only {"type":"text","text":string} is understood.
+void read_content_parts(json_reader & r, const nlohmann::json & parts, std::string & out) {
+    std::string text;
+    for (size_t j = 0; j < parts.size(); ++j) {
+        const nlohmann::json & part = parts[j];
+        std::string at = "content[" + std::to_string(j) + "]";
+        if (!part.is_object()) {
+            r.fail(at, "an object {\"type\":\"text\",\"text\":…}");
+            return;
+        }
+        auto type = part.find("type");
+        if (type == part.end() || !type->is_string() || type->get_ref<const std::string &>() != "text") {
+            r.fail(api_error_invalid_request(api_cat({"'", r.param(at + ".type"),
+                                                      "' must be \"text\": this model only reads text content parts."}),
+                                             r.param(at + ".type")));
+            return;
+        }
+        auto t = part.find("text");
+        if (t == part.end() || !t->is_string()) {
+            r.fail(at + ".text", "a string");
+            return;
+        }
+        if (j > 0) {
+            text += '\n';
+        }
+        text += t->get_ref<const std::string &>();
+    }
+    out = std::move(text);
+}
+
+void read_message(json_reader & outer, const nlohmann::json & m, size_t i, api_chat_message & out) {
+    std::string at = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object()) {
+        outer.fail(at, "an object with 'role' and 'content'");
+        return;
+    }
+    json_reader r(m, outer.param(at + "."));
+    std::string role;
+    r.string("role", role);
+    if (!r.error() && !role_from_string(role, out.role)) {
+        r.fail("role", "one of \"system\", \"developer\", \"user\" or \"assistant\"");
+    }
+    const nlohmann::json * content = r.error() ? nullptr : r.find("content");
+    if (!r.error() && !content && out.role != api_chat_role::assistant) {
+        r.fail(api_error_invalid_request(api_cat({"'", r.param("content"), "' is required."}), r.param("content")));
+    } else if (content && content->is_string()) {
+        out.content = content->get<std::string>();
+    } else if (content && content->is_array()) {
+        read_content_parts(r, *content, out.content);
+    } else if (content) {
+        r.fail("content", "a string or an array of text parts");
+    }
+    if (r.error()) {
+        outer.fail(*r.error());
+    }
+}
+
+void read_messages(json_reader & r, std::vector<api_chat_message> & out) {
+    if (r.error()) {
+        return;
+    }
+    const nlohmann::json * v = r.find("messages");
+    if (!v) {
+        r.fail(api_error_invalid_request("'messages' is required.", "messages"));
+        return;
+    }
+    if (!v->is_array() || v->empty()) {
+        r.fail("messages", "a non-empty array of messages");
+        return;
+    }
+    std::vector<api_chat_message> messages(v->size());
+    for (size_t i = 0; i < v->size() && !r.error(); ++i) {
+        read_message(r, (*v)[i], i, messages[i]);
+    }
+    out = std::move(messages);
+}
+
+void read_limits(json_reader & r, chat_request & req) {
+    constexpr int64_t max = std::numeric_limits<int32_t>::max();
+    std::optional<int32_t> max_tokens;
+    std::optional<int32_t> max_completion_tokens;
+    r.integer("max_tokens", 1, max, max_tokens);
+    r.integer("max_completion_tokens", 1, max, max_completion_tokens);
+    req.max_tokens = max_completion_tokens ? max_completion_tokens : max_tokens;
+    r.boolean("logprobs", req.logprobs);
+    r.integer("top_logprobs", 0, api_max_logprobs, req.top_logprobs);
+    if (!r.error() && r.find("top_logprobs") && !req.logprobs) {
+        r.fail(api_error_invalid_request("'top_logprobs' requires 'logprobs' to be true.", "top_logprobs"));
+    }
+}
+
+}  // namespace
+
+const char * api_chat_role_name(api_chat_role role) {
+    switch (role) {
+        case api_chat_role::system: return "system";
+        case api_chat_role::user: return "user";
+        case api_chat_role::assistant: return "assistant";
+    }
+    return "user";
+}
+
+std::optional<api_error> chat_request_parse(std::string_view body, chat_request & out) {
+    try {
+        nlohmann::json j;
+        if (auto err = json_parse_object(body, j)) {
+            return err;
+        }
+        chat_request req;
+        json_reader r(j);
+        api_read_generation_options(r, req);
+        read_messages(r, req.messages);
+        read_limits(r, req);
+        if (r.error()) {
+            return r.error();
+        }
+        out = std::move(req);
+        return std::nullopt;
+    } catch (const nlohmann::json::exception & e) {
+        return api_error_invalid_request(std::string("The request could not be read: ") + e.what());
+    }
+}

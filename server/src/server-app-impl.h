@@ -1,0 +1,56 @@
+// The state behind server/server-app.h (internal), shared by the route files.
+#pragma once
+
+#include "api/error.h"
+#include "engine/model.h"
+#include "server/batch-loop.h"
+#include "server/http-server.h"
+#include "server/metrics.h"
+#include "server/server-app.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+enum class chat_template_kind;
+
+struct server_app::impl {
+    server_config cfg;
+    std::shared_ptr<spdlog::logger> log;
+    server_metrics metrics;
+    http_router router;
+    std::unique_ptr<http_server> http;
+    std::unique_ptr<model> mdl;
+    std::unique_ptr<batch_loop> loop;
+    std::optional<chat_template_kind> tmpl;
+    std::string model_id;
+    int64_t created = 0;
+    std::thread loader;
+    std::atomic<bool> is_ready{false}, is_failed{false};
+    std::mutex mu;
+    std::condition_variable cv;
+    bool stopped = false;  // guarded by mu
+    bool shutting_down = false;
+
+    void load_model();
+    void add_routes();
+    bool check_auth(const http_request & req, const std::shared_ptr<http_response> & res);
+    // Responds with an API error (JSON, Retry-After for 503) and counts it.
+    void respond_error(const http_request & req, const std::shared_ptr<http_response> & res, const api_error & e,
+                       std::chrono::steady_clock::time_point t0);
+    void respond_json(const http_request & req, const std::shared_ptr<http_response> & res, int status,
+                      std::string body, std::chrono::steady_clock::time_point t0);
+    // false after responding 503 when the model is not loaded yet.
+    bool require_ready(const http_request & req, const std::shared_ptr<http_response> & res,
+                       std::chrono::steady_clock::time_point t0);
+    void refresh_gauges();
+
+    void handle_completions(const http_request & req, std::shared_ptr<http_response> res);
+    void handle_chat(const http_request & req, std::shared_ptr<http_response> res);
+};
+
+// A random id with a prefix: "cmpl-" + 24 hex digits.
+std::string server_make_id(const char * prefix);

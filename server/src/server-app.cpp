@@ -1,0 +1,136 @@
+// The daemon assembled: model loading in the background, batch loop, routes, auth, shutdown.
+#include "api/info-response.h"
+#include "api/tokenize.h"
+#include "engine/chat-template.h"
+#include "server-app-impl.h"
+
+#include <spdlog/spdlog.h>
+
+#include <ctime>
+#include <filesystem>
+
+namespace {
+
+ggml_type cache_type(config_cache_type t) {
+    switch (t) {
+        case config_cache_type::f32: return GGML_TYPE_F32;
+        case config_cache_type::q8_0: return GGML_TYPE_Q8_0;
+        case config_cache_type::f16: break;
+    }
+    return GGML_TYPE_F16;
+}
+
+std::string quantization_of(const model & m) {
+    uint64_t fid = 0;
+    if (m.file().metadata().get_uint("general.file_type", &fid)) {
+        static const char * names[] = {"F32", "F16", "Q4_0", "Q4_1", "Q4_1_F16", "Q4_2", "Q4_3", "Q8_0", "Q5_0", "Q5_1",
+                                       "Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M",
+                                       "Q6_K"};
+        if (fid < sizeof(names) / sizeof(names[0])) return names[fid];
+        if (fid == 32) return "BF16";
+    }
+    return "unknown";
+}
+
+}  // namespace
+
+server_app::server_app(const server_config & cfg, std::shared_ptr<spdlog::logger> log)
+    : impl_(std::make_unique<impl>()) {
+    impl_->cfg = cfg;
+    impl_->log = std::move(log);
+    impl_->created = int64_t(std::time(nullptr));
+    impl_->model_id = cfg.alias.empty() ? std::filesystem::path(cfg.model_path).filename().string() : cfg.alias;
+}
+
+server_app::~server_app() {
+    shutdown();
+    if (impl_->loader.joinable()) impl_->loader.join();
+}
+
+bool server_app::start(std::string * error) {
+    impl & s = *impl_;
+    s.add_routes();
+    http_server_options o;
+    o.host = s.cfg.host;
+    o.port = uint16_t(s.cfg.port);
+    o.n_io_threads = s.cfg.io_threads;
+    o.max_body_size = s.cfg.max_body_size;
+    o.header_timeout = s.cfg.header_timeout;
+    o.idle_timeout = s.cfg.idle_timeout;
+    o.cors_origins = s.cfg.cors_origins;
+    o.log_json = s.cfg.log_format == config_log_format::json;
+    s.http = std::make_unique<http_server>(o, s.router, s.log);
+    if (!s.http->start(error)) return false;
+    s.log->info("listening on http://{}:{} (model {} loading)", s.cfg.host, s.http->port(), s.cfg.model_path);
+    s.loader = std::thread([&s] { s.load_model(); });
+    return true;
+}
+
+void server_app::impl::load_model() {
+    try {
+        model_params mp;
+        mp.n_gpu_layers = cfg.n_gpu_layers;
+        mdl = model::load(cfg.model_path, mp);
+        for (const std::string & w : mdl->warnings()) log->warn("{}", w);
+        std::string note, err;
+        tmpl = chat_template_resolve(cfg.chat_template, mdl->chat_template(), &note, &err);
+        if (!tmpl) throw std::runtime_error(err);
+        if (!note.empty()) log->warn("{}", note);
+        batch_loop_params bp;
+        bp.n_parallel = uint32_t(cfg.parallel);
+        bp.max_queue = uint32_t(cfg.max_queue);
+        bp.ctx.n_ctx = uint32_t(cfg.ctx_size);
+        bp.ctx.n_batch = uint32_t(cfg.batch_size);
+        bp.ctx.n_ubatch = uint32_t(cfg.ubatch_size);
+        bp.ctx.n_threads = cfg.threads;
+        bp.ctx.type_k = cache_type(cfg.cache_type_k);
+        bp.ctx.type_v = cache_type(cfg.cache_type_v);
+        bp.ctx.flash_attn = cfg.flash_attn;
+        loop = std::make_unique<batch_loop>(*mdl, bp);
+        loop->set_step_observer([this](int32_t n) { metrics.decode_step(size_t(n)); });
+        loop->start();
+        server_model_info info;
+        info.model = model_id;
+        info.architecture = llm_arch_name(mdl->hparams().arch);
+        info.quantization = quantization_of(*mdl);
+        info.ctx_size = loop->n_ctx();
+        info.parallel = cfg.parallel;
+        metrics.set_model_info(info);
+        log->info("model {} loaded: {}; context {} tokens, {} slots, chat template {}", model_id, mdl->description(),
+                  loop->n_ctx(), cfg.parallel, chat_template_name(*tmpl));
+        is_ready = true;
+    } catch (const std::exception & e) {
+        log->error("cannot load the model: {}", e.what());
+        is_failed = true;
+        std::lock_guard<std::mutex> lk(mu);
+        stopped = true;
+        cv.notify_all();
+    }
+}
+
+uint16_t server_app::port() const { return impl_->http ? impl_->http->port() : 0; }
+bool server_app::ready() const { return impl_->is_ready; }
+bool server_app::failed() const { return impl_->is_failed; }
+
+void server_app::shutdown() {
+    impl & s = *impl_;
+    {
+        std::lock_guard<std::mutex> lk(s.mu);
+        if (s.shutting_down) return;
+        s.shutting_down = true;
+    }
+    if (s.loader.joinable()) s.loader.join();  // a model being loaded finishes first
+    if (s.http) {
+        s.log->info("shutting down: finishing requests in flight (at most {} ms)", s.cfg.shutdown_timeout.count());
+        s.http->shutdown(s.cfg.shutdown_timeout);
+    }
+    if (s.loop) s.loop->stop();
+    std::lock_guard<std::mutex> lk(s.mu);
+    s.stopped = true;
+    s.cv.notify_all();
+}
+
+void server_app::wait_until_stopped() {
+    std::unique_lock<std::mutex> lk(impl_->mu);
+    impl_->cv.wait(lk, [&] { return impl_->stopped; });
+}

@@ -1,0 +1,196 @@
+// Choice sinks of a generation request: text assembly, stop strings, logprobs, streaming chunks
+// and the final JSON.
+#include "server-generation.h"
+
+#include "api/error.h"
+
+#include <cmath>
+
+namespace {
+
+int64_t utf8_chars(std::string_view s) {
+    int64_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
+}
+
+}  // namespace
+
+void generation_state::begin_stream_locked() {
+    if (started_stream) return;
+    started_stream = true;
+    res->begin_stream(200, "text/event-stream", {{"Cache-Control", "no-cache"}});
+}
+
+void generation_state::write_locked(const std::string & json) {
+    begin_stream_locked();
+    if (!res->write(sse_data(json))) cancelled = true;
+}
+
+void generation_state::choice_finished(const gen_usage & u, bool count_prompt) {
+    if (count_prompt) {
+        usage.prompt_tokens += u.prompt_tokens;
+        usage.cached_tokens += u.cached_tokens;
+        if (metrics) {
+            metrics->add_prompt_tokens(uint64_t(u.prompt_tokens));
+            metrics->add_prompt_tokens_cached(uint64_t(u.cached_tokens));
+        }
+    }
+    usage.completion_tokens += u.completion_tokens;
+    if (metrics) metrics->add_generation_tokens(uint64_t(u.completion_tokens));
+    if (++n_finished < n_choices) return;
+    int status = 200;
+    if (cancelled && !any_error) {
+        status = 499;  // the client went away (nginx's convention, for the access counters)
+        res->end();
+    } else if (stream) {
+        if (any_error) {
+            write_locked(api_error_to_json(api_error_internal(error_message)));
+        } else if (include_usage) {
+            write_locked(kind == generation_kind::chat ? chat_usage_chunk_to_json(meta, usage)
+                                                       : completion_usage_chunk_to_json(meta, usage));
+        }
+        begin_stream_locked();
+        res->write(sse_done());
+        res->end();
+    } else if (any_error) {
+        const api_error e = api_error_internal(error_message);
+        status = e.status;
+        res->respond(e.status, "application/json", api_error_to_json(e));
+    } else if (kind == generation_kind::chat) {
+        chat_response r{meta, chat_choices, usage};
+        res->respond(200, "application/json", chat_response_to_json(r));
+    } else {
+        completion_response r{meta, completion_choices, usage};
+        res->respond(200, "application/json", completion_response_to_json(r));
+    }
+    if (on_done) on_done(status);
+}
+
+generation_sink::generation_sink(std::shared_ptr<generation_state> st, int32_t index, std::vector<std::string> stops,
+                                 bool count_prompt, std::string echo_prefix)
+    : st_(std::move(st)), index_(index), count_prompt_(count_prompt), echo_prefix_(std::move(echo_prefix)),
+      stops_(std::move(stops)) {}
+
+void generation_sink::on_admitted(int32_t, int32_t) {
+    if (admitted_once_) return;  // resumed after a preemption: nothing new to say
+    admitted_once_ = true;
+    std::lock_guard<std::mutex> lk(st_->mu);
+    if (!st_->stream) return;
+    if (st_->kind == generation_kind::chat) {
+        chat_chunk c;
+        c.index = index_;
+        c.kind = chat_delta_kind::role;
+        st_->write_locked(chat_chunk_to_json(st_->meta, c));
+    } else if (!echo_prefix_.empty()) {
+        completion_choice c;
+        c.index = index_;
+        c.text = echo_prefix_;
+        st_->write_locked(completion_chunk_to_json(st_->meta, c));
+    }
+}
+
+void generation_sink::emit(const std::string & text, std::vector<completion_token_logprob> * clp,
+                           std::vector<chat_token_logprob> * hlp, api_finish_reason fr) {
+    // Caller holds st_->mu.
+    if (st_->stream) {
+        if (text.empty() && fr == api_finish_reason::none && !(clp && !clp->empty()) && !(hlp && !hlp->empty())) return;
+        if (st_->kind == generation_kind::chat) {
+            chat_chunk c;
+            c.index = index_;
+            c.kind = fr == api_finish_reason::none ? chat_delta_kind::content : chat_delta_kind::finish;
+            c.content = text;
+            if (hlp && st_->n_logprobs >= 0) c.logprobs = *hlp;
+            c.finish_reason = fr;
+            if (fr != api_finish_reason::none && !text.empty()) {  // the last text, then the finish
+                chat_chunk t = c;
+                t.kind = chat_delta_kind::content;
+                t.finish_reason = api_finish_reason::none;
+                st_->write_locked(chat_chunk_to_json(st_->meta, t));
+                c.logprobs.reset();
+            }
+            st_->write_locked(chat_chunk_to_json(st_->meta, c));
+        } else {
+            completion_choice c;
+            c.index = index_;
+            c.text = text;
+            if (clp && st_->n_logprobs >= 0) c.logprobs = *clp;
+            c.finish_reason = fr;
+            st_->write_locked(completion_chunk_to_json(st_->meta, c));
+        }
+        return;
+    }
+    if (st_->kind == generation_kind::chat) {
+        chat_choice & c = st_->chat_choices[size_t(index_)];
+        c.content += text;
+        if (hlp && st_->n_logprobs >= 0) {
+            if (!c.logprobs) c.logprobs.emplace();
+            c.logprobs->insert(c.logprobs->end(), hlp->begin(), hlp->end());
+        }
+        if (fr != api_finish_reason::none) c.finish_reason = fr;
+    } else {
+        completion_choice & c = st_->completion_choices[size_t(index_)];
+        c.text += text;
+        if (clp && st_->n_logprobs >= 0) {
+            if (!c.logprobs) c.logprobs.emplace();
+            c.logprobs->insert(c.logprobs->end(), clp->begin(), clp->end());
+        }
+        if (fr != api_finish_reason::none) c.finish_reason = fr;
+    }
+}
+
+bool generation_sink::on_token(const gen_token & t) {
+    const auto now = std::chrono::steady_clock::now();
+    if (st_->metrics) {
+        if (first_token_) {
+            st_->metrics->observe_time_to_first_token(std::chrono::duration<double>(now - st_->t0).count());
+        } else {
+            st_->metrics->observe_inter_token_latency(std::chrono::duration<double>(now - last_token_).count());
+        }
+    }
+    first_token_ = false;
+    last_token_ = now;
+    const std::string piece = st_->tok->token_to_piece(t.id);
+    const std::string text = stops_.push(utf8_.push(piece));
+    std::vector<completion_token_logprob> clp;
+    std::vector<chat_token_logprob> hlp;
+    if (st_->n_logprobs >= 0 && !stops_.stopped()) {
+        if (st_->kind == generation_kind::chat) {
+            chat_token_logprob e;
+            e.token = piece;
+            e.logprob = t.logprob;
+            for (const auto & [id, lp] : t.top) e.top.push_back({st_->tok->token_to_piece(id), lp});
+            hlp.push_back(std::move(e));
+        } else {
+            completion_token_logprob e;
+            e.token = piece;
+            e.logprob = t.logprob;
+            e.text_offset = int64_t(utf8_chars(echo_prefix_)) + text_chars_;
+            for (const auto & [id, lp] : t.top) e.top.emplace_back(st_->tok->token_to_piece(id), lp);
+            clp.push_back(std::move(e));
+        }
+    }
+    text_ += text;
+    text_chars_ += utf8_chars(text);
+    std::lock_guard<std::mutex> lk(st_->mu);
+    emit(text, &clp, &hlp, api_finish_reason::none);
+    return !stops_.stopped() && !st_->cancelled.load();
+}
+
+void generation_sink::on_finished(gen_finish reason, const gen_usage & usage, const std::string & message) {
+    std::string tail;
+    if (!stops_.stopped()) tail = stops_.push(utf8_.flush()) + stops_.flush();
+    const api_finish_reason fr = reason == gen_finish::length ? api_finish_reason::length : api_finish_reason::stop;
+    std::lock_guard<std::mutex> lk(st_->mu);
+    if (reason == gen_finish::error) {
+        st_->any_error = true;
+        st_->error_message = message.empty() ? "generation failed" : message;
+    } else if (reason != gen_finish::cancelled) {
+        emit(tail, nullptr, nullptr, fr);
+    }
+    if (!st_->stream && st_->kind == generation_kind::completion && !echo_prefix_.empty()) {
+        std::string & text = st_->completion_choices[size_t(index_)].text;
+        text.insert(0, echo_prefix_);
+    }
+    st_->choice_finished(usage, count_prompt_);
+}

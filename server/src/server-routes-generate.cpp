@@ -1,0 +1,189 @@
+// POST /v1/completions and POST /v1/chat/completions: parse, tokenize (or render the chat
+// template), check the context, one batch-loop request per prompt and choice.
+#include "api/chat-request.h"
+#include "api/completion-request.h"
+#include "engine/chat-template.h"
+#include "server-app-impl.h"
+#include "server-generation.h"
+
+#include <ctime>
+#include <random>
+
+namespace {
+
+// One prompt's tokens and what echo would prepend.
+struct prepared_prompt {
+    std::vector<int32_t> tokens;
+    std::string echo_text;
+};
+
+sampling_params to_sampling(const api_sampling_params & a, int32_t n_probs, uint64_t seed) {
+    sampling_params p;
+    p.temperature = float(a.temperature);
+    p.top_p = float(a.top_p);
+    p.top_k = a.top_k;
+    p.min_p = float(a.min_p);
+    p.repeat_penalty = float(a.repeat_penalty);
+    p.presence_penalty = float(a.presence_penalty);
+    p.frequency_penalty = float(a.frequency_penalty);
+    for (const api_logit_bias & b : a.logit_bias) p.logit_bias.emplace_back(b.token, b.bias);
+    p.seed = seed;
+    p.n_probs = std::max(0, n_probs);
+    p.logprob = n_probs >= 0;
+    return p;
+}
+
+uint64_t pick_seed(const api_sampling_params & a) {
+    if (a.seed) return uint64_t(*a.seed);
+    std::random_device rd;
+    return (uint64_t(rd()) << 32) ^ rd();
+}
+
+struct submit_plan {
+    std::shared_ptr<generation_state> st;
+    std::vector<gen_request> requests;
+};
+
+// Queues every request at once (all or none).
+std::optional<api_error> submit_all(batch_loop & loop, submit_plan & plan) {
+    std::string why;
+    if (loop.submit_all(plan.requests, &why)) return std::nullopt;
+    if (why.find("queue is full") != std::string::npos) {
+        return api_error_unavailable("The server is busy (" + why + "); retry later.", 1, "queue_full");
+    }
+    return api_error_invalid_request(why);
+}
+
+}  // namespace
+
+std::string server_make_id(const char * prefix) {
+    static thread_local std::mt19937_64 rng{std::random_device{}()};
+    static const char * hex = "0123456789abcdef";
+    std::string id = prefix;
+    for (int i = 0; i < 24; ++i) id += hex[rng() & 15];
+    return id;
+}
+
+namespace {
+
+std::shared_ptr<generation_state> new_state(server_app::impl & s, generation_kind kind, bool stream, bool usage,
+                                            const std::shared_ptr<http_response> & res, const http_request & req,
+                                            std::chrono::steady_clock::time_point t0) {
+    auto st = std::make_shared<generation_state>();
+    st->kind = kind;
+    st->stream = stream;
+    st->include_usage = usage;
+    st->meta.id = server_make_id(kind == generation_kind::chat ? "chatcmpl-" : "cmpl-");
+    st->meta.created = int64_t(std::time(nullptr));
+    st->meta.model = s.model_id;
+    st->res = res;
+    st->tok = &s.mdl->get_tokenizer();
+    st->metrics = &s.metrics;
+    st->t0 = t0;
+    const std::string path = req.path;
+    server_app::impl * sp = &s;
+    st->on_done = [sp, path, t0](int status) {
+        sp->metrics.request_done(path, status, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    };
+    std::weak_ptr<generation_state> weak = st;
+    res->on_close([weak] {
+        if (auto p = weak.lock()) p->cancelled = true;
+    });
+    return st;
+}
+
+}  // namespace
+
+void server_app::impl::handle_completions(const http_request & req, std::shared_ptr<http_response> res) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!require_ready(req, res, t0)) return;
+    completion_request cr;
+    if (auto e = completion_request_parse(req.body, cr)) return respond_error(req, res, *e, t0);
+    const int32_t n_vocab = mdl->hparams().n_vocab;
+    if (auto e = completion_request_check_vocab(cr, n_vocab)) return respond_error(req, res, *e, t0);
+    if (!cr.model.empty() && cr.model != model_id) return respond_error(req, res, api_error_model_not_found(cr.model), t0);
+    if (cr.echo && cr.logprobs) {
+        return respond_error(req, res, api_error_invalid_request("echo together with logprobs is not supported", "echo"), t0);
+    }
+    const tokenizer & tok = mdl->get_tokenizer();
+    std::vector<prepared_prompt> prompts;
+    for (const api_prompt & p : cr.prompts) {
+        prepared_prompt pp;
+        if (p.is_tokens) {
+            pp.tokens = p.tokens;
+            if (cr.echo) tok.detokenize(pp.tokens, &pp.echo_text, nullptr, false, false);
+        } else {
+            pp.tokens = tok.tokenize(p.text, true, true);
+            pp.echo_text = cr.echo ? p.text : "";
+        }
+        if (pp.tokens.empty()) return respond_error(req, res, api_error_invalid_request("the prompt is empty", "prompt"), t0);
+        if (int64_t(pp.tokens.size()) + cr.max_tokens > int64_t(loop->n_ctx())) {
+            return respond_error(req, res, api_error_context_exceeded(int64_t(pp.tokens.size()), cr.max_tokens, loop->n_ctx(), "max_tokens"), t0);
+        }
+        prompts.push_back(std::move(pp));
+    }
+    submit_plan plan;
+    plan.st = new_state(*this, generation_kind::completion, cr.stream, cr.include_usage, res, req, t0);
+    plan.st->n_logprobs = cr.logprobs ? *cr.logprobs : -1;
+    const uint64_t seed = pick_seed(cr.sampling);
+    int32_t index = 0;
+    for (const prepared_prompt & pp : prompts) {
+        for (int32_t c = 0; c < cr.n; ++c, ++index) {
+            gen_request g;
+            g.prompt = pp.tokens;
+            g.max_tokens = cr.max_tokens;
+            g.sampling = to_sampling(cr.sampling, plan.st->n_logprobs, seed + uint64_t(index));
+            g.sink = std::make_shared<generation_sink>(plan.st, index, cr.stop, c == 0, pp.echo_text);
+            plan.requests.push_back(std::move(g));
+            completion_choice ch;
+            ch.index = index;
+            plan.st->completion_choices.push_back(ch);
+        }
+    }
+    plan.st->n_choices = plan.requests.size();
+    if (auto e = submit_all(*loop, plan)) return respond_error(req, res, *e, t0);
+}
+
+void server_app::impl::handle_chat(const http_request & req, std::shared_ptr<http_response> res) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!require_ready(req, res, t0)) return;
+    chat_request cr;
+    if (auto e = chat_request_parse(req.body, cr)) return respond_error(req, res, *e, t0);
+    if (auto e = api_sampling_check_vocab(cr.sampling, mdl->hparams().n_vocab)) return respond_error(req, res, *e, t0);
+    if (!cr.model.empty() && cr.model != model_id) return respond_error(req, res, api_error_model_not_found(cr.model), t0);
+    std::vector<chat_message> msgs;
+    for (const api_chat_message & m : cr.messages) msgs.push_back({api_chat_role_name(m.role), m.content});
+    const vocab & v = mdl->get_vocab();
+    std::string text, err;
+    if (!chat_template_apply(*tmpl, msgs, true, v.bos_id() >= 0 ? v.token_text(v.bos_id()) : "",
+                             v.eos_id() >= 0 ? v.token_text(v.eos_id()) : "", &text, &err)) {
+        return respond_error(req, res, api_error_invalid_request(err, "messages"), t0);
+    }
+    const std::vector<int32_t> tokens = mdl->get_tokenizer().tokenize(text, true, true);
+    const int64_t n_ctx = loop->n_ctx();
+    if (cr.max_tokens && int64_t(tokens.size()) + *cr.max_tokens > n_ctx) {
+        return respond_error(req, res, api_error_context_exceeded(int64_t(tokens.size()), *cr.max_tokens, n_ctx, "max_tokens"), t0);
+    }
+    if (int64_t(tokens.size()) >= n_ctx) {
+        return respond_error(req, res, api_error_context_exceeded(int64_t(tokens.size()), 0, n_ctx, "messages"), t0);
+    }
+    std::vector<std::string> stops = cr.stop;
+    for (std::string_view s : chat_template_stop_texts(*tmpl)) stops.emplace_back(s);
+    submit_plan plan;
+    plan.st = new_state(*this, generation_kind::chat, cr.stream, cr.include_usage, res, req, t0);
+    plan.st->n_logprobs = cr.logprobs ? cr.top_logprobs : -1;
+    const uint64_t seed = pick_seed(cr.sampling);
+    for (int32_t c = 0; c < cr.n; ++c) {
+        gen_request g;
+        g.prompt = tokens;
+        g.max_tokens = cr.max_tokens ? *cr.max_tokens : -1;
+        g.sampling = to_sampling(cr.sampling, plan.st->n_logprobs, seed + uint64_t(c));
+        g.sink = std::make_shared<generation_sink>(plan.st, c, stops, c == 0, "");
+        plan.requests.push_back(std::move(g));
+        chat_choice ch;
+        ch.index = c;
+        plan.st->chat_choices.push_back(ch);
+    }
+    plan.st->n_choices = plan.requests.size();
+    if (auto e = submit_all(*loop, plan)) return respond_error(req, res, *e, t0);
+}

@@ -1,0 +1,119 @@
+// Fuzz-ish robustness: random bytes and mutations of valid bodies never throw out of the
+// parsers, and every rejection is a well-formed 400.
+#include "api/chat-request.h"
+#include "api/completion-request.h"
+#include "api/error.h"
+#include "api/tokenize.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+const std::vector<std::string> seeds = {
+    R"({"model":"m","prompt":["a","b"],"max_tokens":5,"temperature":0.5,"stop":["x"],"logit_bias":{"1":2}})",
+    R"({"prompt":[[1,2],[3]],"n":2,"stream":true,"stream_options":{"include_usage":true},"logprobs":3})",
+    R"({"messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"t"}]}],"logprobs":true,"top_logprobs":2})",
+    R"({"messages":[{"role":"assistant","content":null}],"max_completion_tokens":4,"seed":-1,"top_k":3})",
+    R"({"content":"hello","add_special":false,"with_pieces":true})",
+    R"({"tokens":[1,2,3]})",
+};
+
+const std::string fragments[] = {"{", "}", "[", "]", ",", ":", "\"", "null", "true", "-1", "1e999", "0.5",
+                                 "\"prompt\"", "\"messages\"", "\\u0000", "\xff", "\xc3", "[[", "{\"a\":"};
+
+// Checks that all four parsers take `body` without throwing and answer with a 400 or success.
+void parse_all(const std::string & body) {
+    completion_request c;
+    chat_request ch;
+    tokenize_request t;
+    detokenize_request d;
+    std::optional<api_error> errs[4];
+    ASSERT_NO_THROW({
+        errs[0] = completion_request_parse(body, c);
+        errs[1] = chat_request_parse(body, ch);
+        errs[2] = tokenize_request_parse(body, t);
+        errs[3] = detokenize_request_parse(body, d);
+    }) << body;
+    for (const auto & e : errs) {
+        if (e) {
+            ASSERT_EQ(e->status, 400) << body;
+            ASSERT_FALSE(e->message.empty()) << body;
+            nlohmann::json j = nlohmann::json::parse(api_error_to_json(*e), nullptr, false);
+            ASSERT_TRUE(j.is_object()) << body;
+        }
+    }
+}
+
+std::string mutate(std::string s, std::mt19937 & rng) {
+    int edits = 1 + static_cast<int>(rng() % 4);
+    for (int i = 0; i < edits; ++i) {
+        size_t pos = s.empty() ? 0 : rng() % (s.size() + 1);
+        switch (rng() % 4) {
+            case 0:  // delete a run
+                if (!s.empty() && pos < s.size()) {
+                    s.erase(pos, 1 + rng() % 6);
+                }
+                break;
+            case 1:  // insert a fragment
+                s.insert(pos, fragments[rng() % std::size(fragments)]);
+                break;
+            case 2:  // overwrite a byte
+                if (pos < s.size()) {
+                    s[pos] = static_cast<char>(rng() & 0xFF);
+                }
+                break;
+            default:  // duplicate a run
+                if (pos < s.size()) {
+                    s.insert(pos, s.substr(pos, 1 + rng() % 10));
+                }
+                break;
+        }
+    }
+    return s;
+}
+
+}  // namespace
+
+TEST(ApiFuzz, RandomBytes) {
+    std::mt19937 rng(42);
+    for (int iter = 0; iter < 2000; ++iter) {
+        std::string body(rng() % 64, '\0');
+        for (char & c : body) {
+            c = static_cast<char>(rng() & 0xFF);
+        }
+        parse_all(body);
+    }
+}
+
+TEST(ApiFuzz, MutatedValidBodies) {
+    std::mt19937 rng(7);
+    for (const std::string & s : seeds) {
+        parse_all(s);
+    }
+    for (int iter = 0; iter < 6000; ++iter) {
+        parse_all(mutate(seeds[rng() % seeds.size()], rng));
+    }
+}
+
+TEST(ApiFuzz, WellFormedJsonOfWrongShapes) {
+    // Every field of every request set to values of every JSON type.
+    const char * fields[] = {"model", "prompt", "messages", "max_tokens", "max_completion_tokens", "temperature",
+                             "top_p", "n", "stream", "stream_options", "stop", "seed", "presence_penalty",
+                             "frequency_penalty", "logit_bias", "logprobs", "top_logprobs", "echo", "user",
+                             "top_k", "min_p", "repeat_penalty", "content", "add_special", "with_pieces", "tokens"};
+    const char * values[] = {"null", "true", "0", "-5", "3.25", "1e308", "18446744073709551615", "\"\"", "\"s\"",
+                             "[]", "[1]", "[\"a\"]", "[[]]", "[{}]", "{}", "{\"1\":1}", "{\"type\":\"text\"}",
+                             "[{\"role\":\"user\"}]", "[{\"role\":\"user\",\"content\":[{\"type\":\"text\"}]}]"};
+    for (const char * f : fields) {
+        for (const char * v : values) {
+            parse_all(std::string("{\"") + f + "\":" + v + "}");
+            parse_all(std::string(seeds[0]).insert(1, std::string("\"") + f + "\":" + v + ","));
+            parse_all(std::string(seeds[2]).insert(1, std::string("\"") + f + "\":" + v + ","));
+        }
+    }
+}
