@@ -12,6 +12,10 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
+# node + npm: the end-to-end test with the official openai npm client (any install will do).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  missing+=(nodejs npm)
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "install-deps: installing ${missing[*]}"

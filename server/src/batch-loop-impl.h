@@ -57,6 +57,9 @@ struct batch_loop::impl {
     void run();
     bool step();  // false when there was nothing to do
     void admit_waiting();
+    std::unique_ptr<batch_job> next_admissible_job();
+    size_t cached_prefix(const std::vector<int32_t> & input) const;
+    bool worth_waiting(const std::vector<int32_t> & input, size_t cached) const;
     void admit(batch_slot & s, std::unique_ptr<batch_job> job);
     void build_batch(llm_batch & b);
     bool make_room();  // evict an idle cache or preempt the newest request; false when neither

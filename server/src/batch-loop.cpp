@@ -214,6 +214,9 @@ void batch_loop::impl::after_decode(const llm_batch & b) {
 
 void batch_loop::impl::sample_slot(batch_slot & s) {
     batch_job & j = *s.job;
+    if (j.req.max_tokens >= 0 && int32_t(j.generated.size()) >= j.req.max_tokens) {
+        return finish(s, gen_finish::length);  // max_tokens 0: the prompt only (echo)
+    }
     const sampled_token t = j.smp->sample(ctx->logits(s.logits_idx));
     s.state = slot_state::generate;
     if (t.id < 0) return finish(s, gen_finish::error, "no token could be sampled (every logit was excluded)");

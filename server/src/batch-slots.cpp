@@ -15,18 +15,46 @@ size_t common_prefix(const std::vector<int32_t> & a, const std::vector<int32_t> 
 
 }  // namespace
 
+// Longest prefix of input already in some slot's cells (at most all but its last token).
+size_t batch_loop::impl::cached_prefix(const std::vector<int32_t> & input) const {
+    size_t best = 0;
+    for (const batch_slot & s : slots) best = std::max(best, std::min(common_prefix(s.tokens, input), input.size() - 1));
+    return best;
+}
+
+// A job whose prompt shares a long prefix with a prompt being prefilled right now waits until
+// those cells exist, then copies them instead of computing them a second time (n > 1, many
+// requests with one preamble arriving together).
+bool batch_loop::impl::worth_waiting(const std::vector<int32_t> & input, size_t cached) const {
+    constexpr size_t k_min_gain = 16;
+    for (const batch_slot & s : slots) {
+        if (!s.job || s.state != slot_state::prefill) continue;
+        const size_t n = std::min(common_prefix(s.input, input), input.size() - 1);
+        if (n >= cached + k_min_gain && n > s.tokens.size()) return true;
+    }
+    return false;
+}
+
+std::unique_ptr<batch_job> batch_loop::impl::next_admissible_job() {
+    std::lock_guard<std::mutex> lk(mu);
+    for (auto it = queue.begin(); it != queue.end(); ++it) {
+        std::vector<int32_t> input = (*it)->req.prompt;
+        input.insert(input.end(), (*it)->generated.begin(), (*it)->generated.end());
+        if (worth_waiting(input, cached_prefix(input))) continue;
+        std::unique_ptr<batch_job> job = std::move(*it);
+        queue.erase(it);
+        n_waiting = uint32_t(queue.size());
+        return job;
+    }
+    return nullptr;
+}
+
 void batch_loop::impl::admit_waiting() {
     for (;;) {
         auto free_slot = std::find_if(slots.begin(), slots.end(), [](const batch_slot & s) { return !s.job; });
         if (free_slot == slots.end()) return;
-        std::unique_ptr<batch_job> job;
-        {
-            std::lock_guard<std::mutex> lk(mu);
-            if (queue.empty()) return;
-            job = std::move(queue.front());
-            queue.pop_front();
-            n_waiting = uint32_t(queue.size());
-        }
+        std::unique_ptr<batch_job> job = next_admissible_job();
+        if (!job) return;
         std::vector<int32_t> input = job->req.prompt;
         input.insert(input.end(), job->generated.begin(), job->generated.end());
         // The slot holding the longest prefix of this input (idle ones win ties), at most all but

@@ -246,3 +246,41 @@ TEST(batch_loop, cancel_stop_and_limits) {
     ASSERT_TRUE(long_one->wait());
     EXPECT_EQ(long_one->reason, gen_finish::cancelled);
 }
+
+TEST(batch_loop, requests_arriving_together_share_their_common_prompt) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    auto m = load_stories(dir);
+    std::vector<int32_t> prompt = {1};
+    for (int i = 0; i < 60; ++i) prompt.push_back(260 + (i * 7) % 240);
+    const auto expected = one_by_one(*m, {prompt}, 10);
+    batch_loop loop(*m, loop_params(4));
+    std::vector<std::shared_ptr<collect_sink>> sinks;
+    for (int i = 0; i < 4; ++i) {
+        sinks.push_back(std::make_shared<collect_sink>());
+        std::string why;
+        ASSERT_TRUE(loop.submit(greedy(prompt, 10, sinks.back()), &why));
+    }
+    loop.start();
+    int32_t cached = 0;
+    for (auto & s : sinks) {
+        ASSERT_TRUE(s->wait());
+        EXPECT_EQ(s->tokens, expected[0]);
+        cached += s->usage.cached_tokens;
+    }
+    // The first computes the prompt, the three others copy all of it but the last token.
+    EXPECT_EQ(cached, 3 * int32_t(prompt.size() - 1));
+}
+
+TEST(batch_loop, zero_max_tokens_reads_the_prompt_only) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    auto m = load_stories(dir);
+    batch_loop loop(*m, loop_params(1));
+    loop.start();
+    auto s = std::make_shared<collect_sink>();
+    std::string why;
+    ASSERT_TRUE(loop.submit(greedy({1, 300, 301}, 0, s), &why));
+    ASSERT_TRUE(s->wait());
+    EXPECT_EQ(s->reason, gen_finish::length);
+    EXPECT_TRUE(s->tokens.empty());
+    EXPECT_EQ(s->usage.prompt_tokens, 3);
+}

@@ -146,3 +146,29 @@ TEST(server_e2e_ops, sigterm_drains_requests_in_flight) {
     test_conn late(p.port(), 2);
     EXPECT_FALSE(late.ok() && late.send(test_request("GET", "/health")) && late.read_response());
 }
+
+TEST(server_e2e_ops, full_queue_answers_503_with_retry_after) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    inferd_process p({"-m", model_path(dir), "--parallel", "1", "--max-queue", "0", "-c", "4096"});
+    ASSERT_TRUE(p.wait_ready()) << p.log();
+    test_conn busy(p.port(), 60);
+    const json req = {{"prompt", json::array({1})}, {"max_tokens", 4000}, {"stream", true}, {"temperature", 1}};
+    ASSERT_TRUE(busy.send(test_request("POST", "/v1/completions", req.dump(), "Content-Type: application/json\r\n")));
+    ASSERT_TRUE(busy.read_head());
+    ASSERT_TRUE(busy.read_chunk());  // the only slot is generating
+    auto r = inferd_call(p.port(), "POST", "/v1/completions", R"({"prompt":[1],"max_tokens":2})");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 503);
+    EXPECT_FALSE(r->header("retry-after").empty());
+    EXPECT_EQ(json::parse(r->body)["error"]["code"], "queue_full");
+    busy.close();
+    // Once the slot is free again, requests are served.
+    int status = 0;
+    for (int i = 0; i < 200 && status != 200; ++i) {
+        auto ok = inferd_call(p.port(), "POST", "/v1/completions", R"({"prompt":[1],"max_tokens":2})");
+        status = ok ? ok->status : 0;
+        if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(status, 200);
+    EXPECT_EQ(p.terminate(), 0);
+}

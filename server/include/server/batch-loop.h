@@ -21,7 +21,10 @@
 // Prefix cache: a slot's tokens stay in the KV cache after its request ends. A new request takes
 // the slot whose tokens share the longest prefix with its prompt, or shares the cells of another
 // slot's prefix by sequence copy (no recomputation); the reused count is reported as
-// n_cached. Idle slots' cells are evicted least-recently-used when the cache is full.
+// n_cached. A request whose prompt shares a long prefix (16+ tokens more than is cached) with a
+// prompt being prefilled right now waits for those cells instead of computing them again, while
+// requests behind it in the queue go ahead (n > 1; many requests with one preamble). Idle
+// slots' cells are evicted least-recently-used when the cache is full.
 //
 // Preemption: when the KV cache has no room for a step even after evicting idle caches, the
 // most recently admitted running request is paused (its cells dropped) and put back at the
