@@ -70,7 +70,9 @@ void generation_state::choice_finished(const gen_usage & u, bool count_prompt) {
 generation_sink::generation_sink(std::shared_ptr<generation_state> st, int32_t index, std::vector<std::string> stops,
                                  bool count_prompt, std::string echo_prefix)
     : st_(std::move(st)), index_(index), count_prompt_(count_prompt), echo_prefix_(std::move(echo_prefix)),
-      stops_(std::move(stops)) {}
+      stops_(std::move(stops)) {
+    echo_chars_ = utf8_chars(echo_prefix_);
+}
 
 void generation_sink::on_admitted(int32_t, int32_t) {
     if (admitted_once_) return;  // resumed after a preemption: nothing new to say
@@ -165,7 +167,7 @@ bool generation_sink::on_token(const gen_token & t) {
             completion_token_logprob e;
             e.token = piece;
             e.logprob = t.logprob;
-            e.text_offset = int64_t(utf8_chars(echo_prefix_)) + text_chars_;
+            e.text_offset = echo_chars_ + text_chars_;
             for (const auto & [id, lp] : t.top) e.top.emplace_back(st_->tok->token_to_piece(id), lp);
             clp.push_back(std::move(e));
         }

@@ -67,6 +67,7 @@ private:
     int32_t index_;
     bool count_prompt_;
     std::string echo_prefix_;
+    int64_t echo_chars_ = 0;  // UTF-8 characters of echo_prefix_ (logprob text offsets start there)
     bool admitted_once_ = false;
     utf8_stream utf8_;
     stop_string_stream stops_;
