@@ -116,7 +116,8 @@ const config_flag k_flags[] = {
          return config_parse_int(v, -1, k_int_max, "-1..2147483647; -1 = all", &c.n_gpu_layers, e);
      },
      nullptr, [](const server_config & d) { return std::to_string(d.n_gpu_layers); }},
-    {"Model and engine", "flash-attn", "-fa", nullptr, "INFERD_FLASH_ATTN", "use the fused flash-attention kernel",
+    {"Model and engine", "flash-attn", "-fa", nullptr, "INFERD_FLASH_ATTN",
+     "fused flash-attention kernel (off: the reference engine's plain attention arithmetic, slower with long contexts and many slots)",
      true, false, false, config_flag_action::set,
      [](server_config & c, std::string_view v, std::string * e) { return config_parse_bool(v, &c.flash_attn, e); },
      nullptr, [](const server_config & d) { return std::string(d.flash_attn ? "on" : "off"); }},

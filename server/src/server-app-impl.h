@@ -36,6 +36,7 @@ struct server_app::impl {
     bool shutting_down = false;
 
     void load_model();
+    void debug_load_delay();
     void add_routes();
     bool check_auth(const http_request & req, const std::shared_ptr<http_response> & res);
     // Responds with an API error (JSON, Retry-After for 503) and counts it.

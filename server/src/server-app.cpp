@@ -6,6 +6,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 
@@ -66,7 +68,24 @@ bool server_app::start(std::string * error) {
     return true;
 }
 
+// INFERD_DEBUG_LOAD_DELAY_MS=N holds the model load back N ms, so that health probes (and the
+// tests) can see the "loading" state; a shutdown cuts it short.
+void server_app::impl::debug_load_delay() {
+    const char * v = std::getenv("INFERD_DEBUG_LOAD_DELAY_MS");
+    if (!v || !*v) return;
+    char * end = nullptr;
+    const long ms = std::strtol(v, &end, 10);
+    if (*end != '\0' || ms <= 0 || ms > 600000) {
+        log->warn("INFERD_DEBUG_LOAD_DELAY_MS={} ignored (expected 1..600000)", v);
+        return;
+    }
+    log->warn("holding the model load back {} ms (INFERD_DEBUG_LOAD_DELAY_MS)", ms);
+    std::unique_lock<std::mutex> lk(mu);
+    cv.wait_for(lk, std::chrono::milliseconds(ms), [this] { return shutting_down || stopped; });
+}
+
 void server_app::impl::load_model() {
+    debug_load_delay();
     try {
         model_params mp;
         mp.n_gpu_layers = cfg.n_gpu_layers;
@@ -118,6 +137,7 @@ void server_app::shutdown() {
         std::lock_guard<std::mutex> lk(s.mu);
         if (s.shutting_down) return;
         s.shutting_down = true;
+        s.cv.notify_all();  // cuts a debugging load delay short
     }
     if (s.loader.joinable()) s.loader.join();  // a model being loaded finishes first
     if (s.http) {

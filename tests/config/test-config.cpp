@@ -21,7 +21,7 @@ TEST(config, defaults) {
     EXPECT_EQ(c.batch_size, 2048);
     EXPECT_EQ(c.ubatch_size, 512);
     EXPECT_EQ(c.n_gpu_layers, 0);
-    EXPECT_FALSE(c.flash_attn);
+    EXPECT_TRUE(c.flash_attn);
     EXPECT_EQ(c.cache_type_k, config_cache_type::f16);
     EXPECT_EQ(c.cache_type_v, config_cache_type::f16);
     EXPECT_EQ(c.max_queue, 64);
@@ -59,7 +59,7 @@ static std::vector<flag_case> flag_cases() {
         {"batch-size", {"-b", "1024"}, [](auto & c) { EXPECT_EQ(c.batch_size, 1024); }},
         {"ubatch-size", {"-ub", "256"}, [](auto & c) { EXPECT_EQ(c.ubatch_size, 256); }},
         {"n-gpu-layers", {"-ngl", "-1"}, [](auto & c) { EXPECT_EQ(c.n_gpu_layers, -1); }},
-        {"flash-attn", {"-fa"}, [](auto & c) { EXPECT_TRUE(c.flash_attn); }},
+        {"flash-attn", {"-fa", "off"}, [](auto & c) { EXPECT_FALSE(c.flash_attn); }},
         {"cache-type-k", {"-ctk", "q8_0"}, [](auto & c) { EXPECT_EQ(c.cache_type_k, config_cache_type::q8_0); }},
         {"cache-type-v", {"--cache-type-v", "f32"}, [](auto & c) { EXPECT_EQ(c.cache_type_v, config_cache_type::f32); }},
         {"max-queue", {"--max-queue", "0"}, [](auto & c) { EXPECT_EQ(c.max_queue, 0); }},
@@ -126,7 +126,7 @@ TEST(config, environment) {
     config_env env = {
         {"INFERD_MODEL", "env.gguf"},        {"INFERD_PORT", "9001"},
         {"INFERD_CTX_SIZE", "2048"},         {"INFERD_PARALLEL", "2"},
-        {"INFERD_THREADS", "5"},             {"INFERD_FLASH_ATTN", "yes"},
+        {"INFERD_THREADS", "5"},             {"INFERD_FLASH_ATTN", "no"},
         {"INFERD_API_KEY", "a, b,,c"},       {"INFERD_CORS_ORIGIN", "https://x.example,*"},
         {"INFERD_CACHE_TYPE_K", "q8_0"},     {"INFERD_LOG_FORMAT", "json"},
         {"INFERD_MAX_BODY_SIZE", "1M"},      {"INFERD_IDLE_TIMEOUT", "0.5"},
@@ -142,7 +142,7 @@ TEST(config, environment) {
     EXPECT_EQ(c.ctx_size, 2048);
     EXPECT_EQ(c.parallel, 2);
     EXPECT_EQ(c.threads, 5);
-    EXPECT_TRUE(c.flash_attn);
+    EXPECT_FALSE(c.flash_attn);
     EXPECT_EQ(c.api_keys, (std::vector<std::string>{"a", "b", "c"}));
     EXPECT_EQ(c.cors_origins, (std::vector<std::string>{"https://x.example", "*"}));
     EXPECT_EQ(c.cache_type_k, config_cache_type::q8_0);
@@ -159,7 +159,7 @@ TEST(config, every_variable_is_read) {
         {"INFERD_MODEL", "x.gguf"},         {"INFERD_ALIAS", "al"},           {"INFERD_CHAT_TEMPLATE", "zephyr"},
         {"INFERD_CTX_SIZE", "7"},           {"INFERD_PARALLEL", "7"},         {"INFERD_THREADS", "7"},
         {"INFERD_BATCH_SIZE", "700"},       {"INFERD_UBATCH_SIZE", "7"},      {"INFERD_N_GPU_LAYERS", "7"},
-        {"INFERD_FLASH_ATTN", "1"},         {"INFERD_CACHE_TYPE_K", "f32"},   {"INFERD_CACHE_TYPE_V", "q8_0"},
+        {"INFERD_FLASH_ATTN", "0"},         {"INFERD_CACHE_TYPE_K", "f32"},   {"INFERD_CACHE_TYPE_V", "q8_0"},
         {"INFERD_MAX_QUEUE", "7"},          {"INFERD_HOST", "10.0.0.7"},      {"INFERD_PORT", "7"},
         {"INFERD_IO_THREADS", "7"},         {"INFERD_MAX_BODY_SIZE", "7K"},   {"INFERD_HEADER_TIMEOUT", "7"},
         {"INFERD_IDLE_TIMEOUT", "7"},       {"INFERD_SHUTDOWN_TIMEOUT", "7"}, {"INFERD_CORS_ORIGIN", "*"},
@@ -202,7 +202,7 @@ TEST(config, config_file) {
         "model": "file.gguf",
         "ctx-size": 4096,
         "parallel": "6",
-        "flash-attn": true,
+        "flash-attn": false,
         "header-timeout": 1.5,
         "api-key": ["k1", "k2"],
         "cors-origin": "https://a.example, https://b.example",
@@ -214,7 +214,7 @@ TEST(config, config_file) {
     EXPECT_EQ(c.model_path, "file.gguf");
     EXPECT_EQ(c.ctx_size, 4096);
     EXPECT_EQ(c.parallel, 6);
-    EXPECT_TRUE(c.flash_attn);
+    EXPECT_FALSE(c.flash_attn);
     EXPECT_EQ(c.header_timeout, 1500ms);
     EXPECT_EQ(c.api_keys, (std::vector<std::string>{"k1", "k2"}));
     EXPECT_EQ(c.cors_origins, (std::vector<std::string>{"https://a.example", "https://b.example"}));

@@ -62,8 +62,8 @@ public:
         std::filesystem::remove(log_path_, ec);
     }
 
-    // Waits for "listening on http://127.0.0.1:PORT" in the log, then for /health == 200.
-    bool wait_ready(std::chrono::seconds limit = std::chrono::seconds(60)) {
+    // Waits for "listening on http://127.0.0.1:PORT" in the log (the model may still be loading).
+    bool wait_listening(std::chrono::seconds limit = std::chrono::seconds(60)) {
         const auto end = std::chrono::steady_clock::now() + limit;
         const std::regex re("listening on http://127\\.0\\.0\\.1:([0-9]+)");
         while (std::chrono::steady_clock::now() < end && port_ == 0) {
@@ -73,6 +73,12 @@ public:
             if (!alive()) return false;
             if (port_ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
+        return port_ != 0;
+    }
+    // wait_listening, then waits for /health == 200.
+    bool wait_ready(std::chrono::seconds limit = std::chrono::seconds(60)) {
+        const auto end = std::chrono::steady_clock::now() + limit;
+        if (!wait_listening(limit)) return false;
         while (std::chrono::steady_clock::now() < end && port_ != 0) {
             test_conn c(port_);
             if (c.send(test_request("GET", "/health"))) {

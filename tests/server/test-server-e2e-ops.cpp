@@ -172,3 +172,37 @@ TEST(server_e2e_ops, full_queue_answers_503_with_retry_after) {
     EXPECT_EQ(status, 200);
     EXPECT_EQ(p.terminate(), 0);
 }
+
+TEST(server_e2e_ops, health_says_loading_until_the_model_is_ready) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    // the load is held back 3 s (INFERD_DEBUG_LOAD_DELAY_MS), so the port answers long before
+    inferd_process p({"-m", model_path(dir)}, {"INFERD_DEBUG_LOAD_DELAY_MS=3000"});
+    ASSERT_TRUE(p.wait_listening()) << p.log();
+    const auto t0 = std::chrono::steady_clock::now();
+    auto h = inferd_call(p.port(), "GET", "/health");
+    auto c = inferd_call(p.port(), "POST", "/v1/completions", R"({"prompt":[1],"max_tokens":2})");
+    const bool still_loading = std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(2500);
+    ASSERT_TRUE(h && c);
+    if (still_loading) {  // always, unless this machine stalled the test for seconds
+        EXPECT_EQ(h->status, 503);
+        EXPECT_EQ(json::parse(h->body), json({{"status", "loading"}}));
+        EXPECT_FALSE(h->header("retry-after").empty());
+        EXPECT_EQ(c->status, 503);
+        EXPECT_EQ(json::parse(c->body)["error"]["code"], "model_loading");
+    }
+    ASSERT_TRUE(p.wait_ready()) << p.log();
+    h = inferd_call(p.port(), "GET", "/health");
+    ASSERT_TRUE(h);
+    EXPECT_EQ(h->status, 200);
+    EXPECT_EQ(json::parse(h->body), json({{"status", "ok"}}));
+    EXPECT_NE(p.log().find("INFERD_DEBUG_LOAD_DELAY_MS"), std::string::npos);
+    EXPECT_EQ(p.terminate(), 0);
+}
+
+TEST(server_e2e_ops, sigterm_while_loading_exits_at_once) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    inferd_process p({"-m", model_path(dir)}, {"INFERD_DEBUG_LOAD_DELAY_MS=600000"});
+    ASSERT_TRUE(p.wait_listening()) << p.log();
+    EXPECT_EQ(inferd_call(p.port(), "GET", "/health")->status, 503);
+    EXPECT_EQ(p.terminate(), 0) << p.log();  // the ten-minute delay is cut short
+}

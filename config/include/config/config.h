@@ -59,7 +59,7 @@ struct server_config {
     int batch_size = 2048;           // -b/--batch-size: tokens per engine batch (logical)
     int ubatch_size = 512;           // -ub/--ubatch-size: tokens per compute step; <= batch_size
     int n_gpu_layers = 0;            // -ngl/--n-gpu-layers: -1 = all
-    bool flash_attn = false;         // -fa/--flash-attn
+    bool flash_attn = true;          // -fa/--flash-attn (off: plain attention arithmetic)
     config_cache_type cache_type_k = config_cache_type::f16;
     config_cache_type cache_type_v = config_cache_type::f16;
     int max_queue = 64;              // --max-queue: waiting requests before 503; 0 = none wait
