@@ -8,8 +8,8 @@ FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-# Other targets: demo-tensor (the tensor-library demo).
-.PHONY: all deps configure build serve demo-tensor test test-release test-asan test-fuzz bench-kernels clean
+# Other targets: demo-tensor (the tensor-library demo), bench (the CPU speed table), bench-kernels.
+.PHONY: all deps configure build serve demo-tensor test test-release test-asan test-fuzz bench bench-kernels clean
 
 all: build
 
@@ -56,6 +56,25 @@ test-asan: deps
 # reason when clang or libFuzzer is missing (fails under CI=true).
 test-fuzz: deps
 	JOBS=$(JOBS) bash tests/fuzz/run-fuzz.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
+
+# The CPU speed table (README "Performance"): the TinyLlama-shaped synthetic model (2048 wide,
+# 22 layers, 32 / 4 heads, 5632 FF, 32000 vocab; random weights) in F16, Q8_0 and Q4_K_M,
+# written into $(BENCH_DIR) the first time (~3 GiB of disk, a few minutes); then pp512 and tg128
+# on BENCH_THREADS threads, and tg128 after 4096 tokens of context, plain and fused attention.
+BENCH_DIR     ?= $(BUILD)/bench-models
+BENCH_THREADS ?= 2
+BENCH_REPS    ?= 3
+BENCH_MODEL    = $(BENCH_DIR)/tinyllama-synth
+bench: build
+	@mkdir -p $(BENCH_DIR)
+	@if [ ! -f $(BENCH_MODEL)-f16.gguf ]; then ./$(BUILD)/tools/inferd-gguf synth --arch llama --n-embd 2048 \
+		--n-layer 22 --n-head 32 --n-head-kv 4 --n-ff 5632 --n-vocab 32000 $(BENCH_MODEL)-f16.gguf; fi
+	@for t in q8_0 q4_k_m; do [ -f $(BENCH_MODEL)-$$t.gguf ] || \
+		./$(BUILD)/tools/inferd-quantize $(BENCH_MODEL)-f16.gguf $(BENCH_MODEL)-$$t.gguf $$t || exit 1; done
+	./$(BUILD)/tools/inferd-bench -m $(BENCH_MODEL)-q4_k_m.gguf,$(BENCH_MODEL)-q8_0.gguf,$(BENCH_MODEL)-f16.gguf \
+		-p 512 -n 128 -t $(BENCH_THREADS) -r $(BENCH_REPS) -fa 1
+	./$(BUILD)/tools/inferd-bench -m $(BENCH_MODEL)-q4_k_m.gguf -p 0 -n 128 -d 4096 -fa 0,1 \
+		-t $(BENCH_THREADS) -r $(BENCH_REPS)
 
 # Kernel benchmarks (Google Benchmark): mat-vec / mat-mat GFLOP/s and GB/s, read bandwidth.
 bench-kernels: build

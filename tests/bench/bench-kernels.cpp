@@ -20,24 +20,17 @@
 // the shapes of the bar: mat-vec 4096 x 4096 (N = 1) and mat-mat 4096 x 4096 x 512;
 // their weights are quantized with the reference (round-to-nearest) quantizers.
 //   inferd-kernel-bench --benchmark_filter='mat_vec_cold/type:12/' --benchmark_repetitions=5
-#include "cpu/threadpool.h"
 #include "ggml/backend.h"
 #include "ggml/cpu.h"
 #include "ggml/ggml.h"
+#include "mem-bandwidth.h"
 
 #include <benchmark/benchmark.h>
-// GCC 12's intrinsic headers trip -Wuninitialized where inlined (GCC bug 105593).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <vector>
@@ -46,119 +39,22 @@ namespace {
 
 using bench_clock = std::chrono::steady_clock;
 
-// ---- memory read-bandwidth probe ----
+// ---- memory read-bandwidth probe (tools/common/mem-bandwidth.h) ----
 
-constexpr size_t k_probe_bytes = size_t(1) << 30;
 constexpr size_t k_cold_bytes = size_t(256) << 20;  // weights cycled by mat_vec_cold, at least
 
-struct aligned_free {
-    void operator()(void * p) const { std::free(p); }
-};
-
-__attribute__((target("avx512f"))) uint64_t read_avx512(const uint8_t * p, size_t n) {
-    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
-    for (size_t i = 0; i + 256 <= n; i += 256) {
-        a0 = _mm512_xor_si512(a0, _mm512_load_si512(p + i));
-        a1 = _mm512_xor_si512(a1, _mm512_load_si512(p + i + 64));
-        a2 = _mm512_xor_si512(a2, _mm512_load_si512(p + i + 128));
-        a3 = _mm512_xor_si512(a3, _mm512_load_si512(p + i + 192));
-    }
-    const __m512i x = _mm512_xor_si512(_mm512_xor_si512(a0, a1), _mm512_xor_si512(a2, a3));
-    return uint64_t(_mm512_reduce_add_epi64(x));
-}
-
-__attribute__((target("avx2"))) uint64_t read_avx2(const uint8_t * p, size_t n) {
-    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-    for (size_t i = 0; i + 128 <= n; i += 128) {
-        a0 = _mm256_xor_si256(a0, _mm256_load_si256(reinterpret_cast<const __m256i *>(p + i)));
-        a1 = _mm256_xor_si256(a1, _mm256_load_si256(reinterpret_cast<const __m256i *>(p + i + 32)));
-        a2 = _mm256_xor_si256(a2, _mm256_load_si256(reinterpret_cast<const __m256i *>(p + i + 64)));
-        a3 = _mm256_xor_si256(a3, _mm256_load_si256(reinterpret_cast<const __m256i *>(p + i + 96)));
-    }
-    alignas(32) uint64_t t[4];
-    const __m256i x = _mm256_xor_si256(_mm256_xor_si256(a0, a1), _mm256_xor_si256(a2, a3));
-    _mm256_store_si256(reinterpret_cast<__m256i *>(t), x);
-    return t[0] ^ t[1] ^ t[2] ^ t[3];
-}
-
-uint64_t read_sse2(const uint8_t * p, size_t n) {
-    __m128i a0 = _mm_setzero_si128(), a1 = a0, a2 = a0, a3 = a0;
-    for (size_t i = 0; i + 64 <= n; i += 64) {
-        a0 = _mm_xor_si128(a0, _mm_load_si128(reinterpret_cast<const __m128i *>(p + i)));
-        a1 = _mm_xor_si128(a1, _mm_load_si128(reinterpret_cast<const __m128i *>(p + i + 16)));
-        a2 = _mm_xor_si128(a2, _mm_load_si128(reinterpret_cast<const __m128i *>(p + i + 32)));
-        a3 = _mm_xor_si128(a3, _mm_load_si128(reinterpret_cast<const __m128i *>(p + i + 48)));
-    }
-    alignas(16) uint64_t t[2];
-    _mm_store_si128(reinterpret_cast<__m128i *>(t), _mm_xor_si128(_mm_xor_si128(a0, a1), _mm_xor_si128(a2, a3)));
-    return t[0] ^ t[1];
-}
-
-using read_fn = uint64_t (*)(const uint8_t *, size_t);
-
-read_fn widest_read() {
-    const ggml_cpu_features f = ggml_cpu_detect_features();
-    if (f.avx512f) return read_avx512;
-    if (f.avx2) return read_avx2;
-    return read_sse2;
-}
-
-// The probe's buffer (touched once, 4 KiB pages like the backend's buffers) and thread pools.
-struct probe_state {
-    std::unique_ptr<uint8_t, aligned_free> buf;
-    std::map<int, std::unique_ptr<ggml_cpu_threadpool>> pools;
-    read_fn read = widest_read();
-
-    uint8_t * buffer() {
-        if (!buf) {
-            buf.reset(static_cast<uint8_t *>(std::aligned_alloc(4096, k_probe_bytes)));
-            for (size_t i = 0; i < k_probe_bytes; i += 4096) std::memset(buf.get() + i, int(i >> 12), 4096);
-        }
-        return buf.get();
-    }
-    ggml_cpu_threadpool & pool(int nth) {
-        auto & p = pools[nth];
-        if (!p) p = std::make_unique<ggml_cpu_threadpool>(nth);
-        return *p;
-    }
-    // One pass over the buffer, split in nth contiguous parts; returns the checksum.
-    uint64_t pass(int nth) {
-        const uint8_t * b = buffer();
-        std::vector<uint64_t> sums(size_t(nth) * 8, 0);
-        pool(nth).run(nth, [&](int ith, int n) {
-            const size_t part = k_probe_bytes / size_t(n) / 256 * 256;
-            sums[size_t(ith) * 8] = read(b + part * size_t(ith), part);
-        });
-        uint64_t s = 0;
-        for (uint64_t v : sums) s ^= v;
-        return s;
-    }
-    // Median of `passes` timed passes (after one untimed), in GB/s.
-    double measure_gbps(int nth, int passes) {
-        pass(nth);
-        std::vector<double> v;
-        for (int i = 0; i < passes; ++i) {
-            const auto t0 = bench_clock::now();
-            benchmark::DoNotOptimize(pass(nth));
-            v.push_back(double(k_probe_bytes) / std::chrono::duration<double>(bench_clock::now() - t0).count() * 1e-9);
-        }
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-    }
-};
-
-probe_state & probe() {
-    static probe_state s;
+mem_bandwidth_probe & probe() {
+    static mem_bandwidth_probe s;  // 1 GiB, touched once
     return s;
 }
 
 void BM_mem_read(benchmark::State & state) {
     const int nth = int(state.range(0));
-    probe_state & pr = probe();
+    mem_bandwidth_probe & pr = probe();
     pr.pass(nth);
     for (auto _ : state) benchmark::DoNotOptimize(pr.pass(nth));
     state.counters["GB/s"] =
-        benchmark::Counter(double(k_probe_bytes) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+        benchmark::Counter(double(pr.pass_bytes(nth)) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // ---- MUL_MAT through the CPU backend ----

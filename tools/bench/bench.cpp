@@ -1,0 +1,120 @@
+// inferd-bench's driver (see bench.h).
+#include "bench/bench.h"
+
+#include "bench/bench-options.h"
+#include "bench/bench-output.h"
+#include "bench/bench-run.h"
+#include "ggml/cpu.h"
+#include "mem-bandwidth.h"
+
+#include <algorithm>
+#include <exception>
+#include <memory>
+#include <set>
+
+#ifndef INFERD_GIT_COMMIT
+#define INFERD_GIT_COMMIT "unknown"
+#endif
+
+namespace {
+
+std::string cpu_isa_name() {
+    ggml_cpu_backend_options opt;
+    opt.n_threads = 1;
+    ggml_backend_ptr b = ggml_backend_cpu_init(opt);
+    return b ? ggml_cpu_isa_name(ggml_backend_cpu_get_isa(b.get())) : "unknown";
+}
+
+// The bandwidth for every thread count a tg test uses: given, or probed once per count.
+void measure_bandwidth(const bench_options & o, const std::vector<bench_test_config> & tests, bench_report * rep,
+                       std::FILE * err) {
+    std::set<int> counts;
+    for (const bench_test_config & t : tests) {
+        if (t.n_gen > 0) counts.insert(t.n_threads);
+    }
+    rep->bandwidth_given = o.bandwidth_gbps > 0;
+    if (counts.empty()) return;
+    if (rep->bandwidth_given) {
+        for (int n : counts) rep->bandwidth[n] = o.bandwidth_gbps;
+        return;
+    }
+    try {
+        mem_bandwidth_probe probe(o.probe_bytes);
+        for (int n : counts) {
+            rep->bandwidth[n] = probe.measure_gbps(n, 5);
+            if (o.verbose) std::fprintf(err, "inferd-bench: read bandwidth, %d threads: %.2f GB/s\n", n, rep->bandwidth[n]);
+        }
+    } catch (const std::exception & e) {
+        std::fprintf(err, "inferd-bench: the bandwidth probe failed (%s); %% bw not shown\n", e.what());
+        rep->bandwidth.clear();
+    }
+}
+
+// Runs every test of one model (loaded once); 0 ok, 1 on the first failure.
+int run_model(const std::string & path, const std::vector<bench_test_config> & tests, const bench_options & o,
+              bench_report * rep, std::FILE * err) {
+    model_params mp;
+    mp.n_gpu_layers = o.n_gpu_layers;
+    std::unique_ptr<model> m;
+    try {
+        m = model::load(path, mp);
+    } catch (const std::exception & e) {
+        std::fprintf(err, "inferd-bench: cannot load model: %s\n", e.what());
+        return 1;
+    }
+    for (const std::string & w : m->warnings()) std::fprintf(err, "inferd-bench: %s: warning: %s\n", path.c_str(), w.c_str());
+    bench_run_options ro;
+    ro.repetitions = o.repetitions;
+    ro.warmup = o.warmup;
+    ro.progress = o.verbose ? err : nullptr;
+    for (const bench_test_config & t : tests) {
+        if (t.model != path) continue;
+        bench_result r;
+        std::string why;
+        if (bench_run_test(*m, t, ro, &r, &why) != 0) {
+            std::fprintf(err, "inferd-bench: %s: %s\n", path.c_str(), why.c_str());
+            return 1;
+        }
+        const auto bw = rep->bandwidth.find(t.n_threads);
+        if (t.n_gen > 0 && bw != rep->bandwidth.end() && bw->second > 0) {
+            r.bandwidth_gbps = bw->second;
+            r.bandwidth_pct = 100.0 * r.gbps / bw->second;
+        }
+        rep->results.push_back(std::move(r));
+    }
+    return 0;
+}
+
+}  // namespace
+
+int bench_tool_main(const std::vector<std::string> & args, std::FILE * out, std::FILE * err) {
+    bench_options o;
+    std::string why;
+    if (!bench_options_parse(args, &o, &why)) {
+        std::fprintf(err, "inferd-bench: %s\n\n%s", why.c_str(), bench_usage().c_str());
+        return 2;
+    }
+    if (o.help) {
+        std::fprintf(out, "%s", bench_usage().c_str());
+        return 0;
+    }
+    const std::vector<bench_test_config> tests = bench_tests_expand(o);
+    if (tests.empty()) {
+        std::fprintf(err, "inferd-bench: no test to run (every -p and -n is 0)\n\n%s", bench_usage().c_str());
+        return 2;
+    }
+    bench_report rep;
+    rep.cpu_isa = cpu_isa_name();
+    rep.build_commit = INFERD_GIT_COMMIT;
+    measure_bandwidth(o, tests, &rep, err);
+    std::vector<std::string> done;
+    int rc = 0;
+    for (const std::string & path : o.models) {
+        if (std::find(done.begin(), done.end(), path) != done.end()) continue;
+        done.push_back(path);
+        rc = run_model(path, tests, o, &rep, err);
+        if (rc != 0) break;
+    }
+    if (!rep.results.empty() || rc == 0) bench_print(rep, o.output, out);
+    return rc;
+}
