@@ -327,6 +327,26 @@ TEST_P(quant_dot_k, many_rows_several_chunks) {
     }
 }
 
+// From 9 columns on, the AVX-512 kernels unpack 16 rows at a time into an interleaved copy and
+// run 16 x 8 register tiles: every column remainder (0 … 7) and a row remainder.
+TEST_P(quant_dot_k, interleaved_row_groups_every_column_remainder) {
+    const kq_type & t = kq_types[GetParam()];
+    uint32_t seed = 4242u + uint32_t(GetParam()) * 100u;
+    for (int64_t nc = 9; nc <= 17; ++nc) {
+        const kq_problem p = make_problem(t, 2, 35, nc, seed++);
+        const std::vector<float> scalar = run_kernel(t.kernels[0], p);
+        for (int isa = 1; isa < 3; ++isa) {
+            if (!isa_supported(isa)) continue;
+            const std::vector<float> got = run_kernel(t.kernels[isa], p);
+            for (size_t i = 0; i < got.size(); ++i) {
+                const double tol = rel_tol * p.mag[i] + 1e-30;
+                ASSERT_NEAR(got[i], p.ref[i], tol) << t.name << " " << isa_names[isa] << " nc " << nc << " result " << i;
+                ASSERT_NEAR(got[i], scalar[i], tol) << t.name << " " << isa_names[isa] << " nc " << nc << " result " << i;
+            }
+        }
+    }
+}
+
 TEST_P(quant_dot_k, zero_length_gives_zeros) {
     const kq_type & t = kq_types[GetParam()];
     const block_q8_K y{};
