@@ -22,10 +22,14 @@ namespace {
 
 constexpr size_t k_page = 4096;
 constexpr size_t k_part_align = 256;  // the widest loop reads 256 bytes per step
+// Software prefetch this far ahead, as the mat-vec kernels do: the hardware prefetcher alone
+// leaves a part of this machine's bandwidth unused (measured: ~46 instead of ~55 GB/s).
+constexpr size_t k_prefetch = 4096;
 
 __attribute__((target("avx512f"))) uint64_t read_avx512(const uint8_t * p, size_t n) {
     __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
     for (size_t i = 0; i + 256 <= n; i += 256) {
+        for (size_t l = 0; l < 256; l += 64) _mm_prefetch(reinterpret_cast<const char *>(p + i + k_prefetch + l), _MM_HINT_T0);
         a0 = _mm512_xor_si512(a0, _mm512_load_si512(p + i));
         a1 = _mm512_xor_si512(a1, _mm512_load_si512(p + i + 64));
         a2 = _mm512_xor_si512(a2, _mm512_load_si512(p + i + 128));
@@ -38,6 +42,8 @@ __attribute__((target("avx512f"))) uint64_t read_avx512(const uint8_t * p, size_
 __attribute__((target("avx2"))) uint64_t read_avx2(const uint8_t * p, size_t n) {
     __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
     for (size_t i = 0; i + 128 <= n; i += 128) {
+        _mm_prefetch(reinterpret_cast<const char *>(p + i + k_prefetch), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char *>(p + i + k_prefetch + 64), _MM_HINT_T0);
         a0 = _mm256_xor_si256(a0, _mm256_load_si256(reinterpret_cast<const __m256i *>(p + i)));
         a1 = _mm256_xor_si256(a1, _mm256_load_si256(reinterpret_cast<const __m256i *>(p + i + 32)));
         a2 = _mm256_xor_si256(a2, _mm256_load_si256(reinterpret_cast<const __m256i *>(p + i + 64)));
@@ -52,6 +58,7 @@ __attribute__((target("avx2"))) uint64_t read_avx2(const uint8_t * p, size_t n) 
 uint64_t read_sse2(const uint8_t * p, size_t n) {
     __m128i a0 = _mm_setzero_si128(), a1 = a0, a2 = a0, a3 = a0;
     for (size_t i = 0; i + 64 <= n; i += 64) {
+        _mm_prefetch(reinterpret_cast<const char *>(p + i + k_prefetch), _MM_HINT_T0);
         a0 = _mm_xor_si128(a0, _mm_load_si128(reinterpret_cast<const __m128i *>(p + i)));
         a1 = _mm_xor_si128(a1, _mm_load_si128(reinterpret_cast<const __m128i *>(p + i + 16)));
         a2 = _mm_xor_si128(a2, _mm_load_si128(reinterpret_cast<const __m128i *>(p + i + 32)));
