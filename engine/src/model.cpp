@@ -218,6 +218,18 @@ std::unique_ptr<model> model::load(const std::string & path, const model_params 
     return m;
 }
 
+std::string model::file_type_name() const {
+    uint64_t fid = 0;
+    if (!file_ || !file_->metadata().get_uint("general.file_type", &fid)) return "";
+    // ids 4..6 are retired formats (Q4_1_F16, Q4_2, Q4_3) that no loader reads any more
+    static const char * const names[] = {"F32",    "F16",    "Q4_0",   "Q4_1",   "",       "",     "",
+                                         "Q8_0",   "Q5_0",   "Q5_1",   "Q2_K",   "Q3_K_S", "Q3_K_M", "Q3_K_L",
+                                         "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K"};
+    if (fid < sizeof(names) / sizeof(names[0])) return names[fid];
+    if (fid == 32) return "BF16";
+    return "";
+}
+
 std::string model::description() const {
     std::ostringstream os;
     os << llm_arch_name(hparams_.arch) << " " << hparams_.n_embd << "x" << hparams_.n_layer << ", "

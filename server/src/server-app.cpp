@@ -22,18 +22,6 @@ ggml_type cache_type(config_cache_type t) {
     return GGML_TYPE_F16;
 }
 
-std::string quantization_of(const model & m) {
-    uint64_t fid = 0;
-    if (m.file().metadata().get_uint("general.file_type", &fid)) {
-        static const char * names[] = {"F32", "F16", "Q4_0", "Q4_1", "Q4_1_F16", "Q4_2", "Q4_3", "Q8_0", "Q5_0", "Q5_1",
-                                       "Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M",
-                                       "Q6_K"};
-        if (fid < sizeof(names) / sizeof(names[0])) return names[fid];
-        if (fid == 32) return "BF16";
-    }
-    return "unknown";
-}
-
 }  // namespace
 
 server_app::server_app(const server_config & cfg, std::shared_ptr<spdlog::logger> log)
@@ -111,7 +99,7 @@ void server_app::impl::load_model() {
         server_model_info info;
         info.model = model_id;
         info.architecture = llm_arch_name(mdl->hparams().arch);
-        info.quantization = quantization_of(*mdl);
+        info.quantization = mdl->file_type_name().empty() ? "unknown" : mdl->file_type_name();
         info.ctx_size = loop->n_ctx();
         info.parallel = cfg.parallel;
         metrics.set_model_info(info);

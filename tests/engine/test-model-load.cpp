@@ -73,6 +73,18 @@ TEST(model_load, hyper_parameters_of_the_shipped_files) {
     EXPECT_NE(g->weights().layers[1].wqkv, nullptr);
 }
 
+TEST(model_load, file_type_names) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    const std::pair<const char *, const char *> files[] = {
+        {"tiny-llama-q4_k_m", "Q4_K_M"}, {"tiny-llama-q8_0", "Q8_0"}, {"tiny-llama-f16", "F16"},
+        {"tiny-llama-bf16", "BF16"},     {"stories260K-f32", "F32"},  {"tiny-llama-q6_k", "Q6_K"}};
+    for (const auto & [file, name] : files) {
+        model_params mp;
+        mp.vocab_only = true;  // the metadata is enough
+        EXPECT_EQ(model::load(dir + "/models/" + file + ".gguf", mp)->file_type_name(), name) << file;
+    }
+}
+
 TEST(model_load, cpu_weights_point_into_the_mapped_file) {
     INFERD_REQUIRE_TESTDATA(dir);
     auto m = model::load(dir + "/models/tiny-llama-q8_0.gguf", {});

@@ -212,8 +212,9 @@ bench_model_info bench_model_describe(const model & m) {
             main_type = t;
         }
     }
+    const std::string file_type = m.file_type_name();
     info.type = std::string(llm_arch_name(m.hparams().arch)) + " " + params_label(m.n_params()) + " " +
-                upper(ggml_type_name(main_type));
+                (file_type.empty() ? upper(ggml_type_name(main_type)) : file_type);
     return info;
 }
 

@@ -32,7 +32,7 @@
 
 struct bench_model_info {
     std::string filename;   // as given
-    std::string type;       // "llama 1.10B Q4_K": architecture, parameters, the type of most weight bytes
+    std::string type;       // "llama 1.1B Q4_K_M": architecture, parameters, the file type (else the type of most weight bytes)
     uint64_t size = 0;      // weight bytes
     uint64_t n_params = 0;
 };

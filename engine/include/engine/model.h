@@ -131,6 +131,9 @@ public:
     const std::string & chat_template() const { return chat_template_; }
     // "llama 256x4 Q4_K_M"-style one-line description; parameter count and weight bytes.
     std::string description() const;
+    // The file's general.file_type as quantizers name it ("Q4_K_M", "Q8_0", "F16", "BF16", …);
+    // "" when the key is absent or holds an unknown id.
+    std::string file_type_name() const;
     uint64_t n_params() const { return n_params_; }
     uint64_t n_weight_bytes() const { return n_weight_bytes_; }
     const std::vector<std::string> & warnings() const { return warnings_; }
