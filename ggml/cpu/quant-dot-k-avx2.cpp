@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 // GCC 12's intrinsic headers self-initialise undefined vectors, which -Wuninitialized reports
 // wherever they are inlined (GCC bug 105593); silence it for them only.
@@ -280,6 +281,174 @@ void kq_rows_cols(int64_t nb, const char * a, size_t lda, int64_t r0, int64_t r1
     }
 }
 
+// ---- mat-mat over 8-row groups (nc >= k_gemm_min_cols) ----
+//
+// The 8 rows of a group are unpacked once per job into an interleaved copy (thread-local
+// scratch), per super-block:
+//   codes  64 vectors: vector g holds, in 32-bit lane r, the codes of elements 4 g .. 4 g + 3
+//          of row r, so one VPMADDUBSW against a broadcast dword of activation codes works on
+//          8 rows x 4 products at once (two quads summed in 16 bits: |sum| <= 4 * 63 * 128);
+//   scale  16 vectors: lane r = the scale of sub-block j (16 elements) of row r, in both 16-bit
+//          halves, so VPMADDWD applies it while widening to 32 bits (exact integer sums);
+//   bias   8 vectors of 16-bit pairs: the coefficients of the bsums of sub-blocks 2 p, 2 p + 1
+//          (kq_block::bs), and two float vectors: d_r and the bias factor (-dmin_r or d_r).
+// A tile of 8 rows x up to 4 columns keeps one 32-bit accumulator per column over a
+// super-block, then converts once. The old 1 x 4 tiles stay in use below k_gemm_min_cols.
+constexpr int64_t k_gemm_min_cols = 9;
+constexpr int k_gemm_rows = 8;
+constexpr int k_gemm_cols = 4;
+// vectors per super-block: 64 codes, 16 scales, 8 bias pairs, d, bias factor
+constexpr int k_gemm_sc = 64, k_gemm_bias = 80, k_gemm_d = 88, k_gemm_bias_f = 89;
+constexpr size_t k_gemm_block_bytes = 90 * 32;
+
+// Per-thread scratch for the interleaved rows (grows, never shrinks).
+struct gemm_scratch {
+    void * p = nullptr;
+    size_t size = 0;
+    ~gemm_scratch() { std::free(p); }
+    char * get(size_t bytes) {
+        if (bytes > size) {
+            std::free(p);
+            size = (bytes + 4095) / 4096 * 4096;
+            p = std::aligned_alloc(64, size);
+            if (!p) size = 0;
+        }
+        return static_cast<char *>(p);
+    }
+};
+thread_local gemm_scratch t_gemm_scratch;
+
+// In place: v[i] lane j <- v[j] lane i (an 8 x 8 transpose of 32-bit lanes).
+inline void transpose8(__m256i * v) {
+    __m256i t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_epi32(v[i], v[i + 1]);
+        t[i + 1] = _mm256_unpackhi_epi32(v[i], v[i + 1]);
+    }
+    // per 4-row group G: u[4 G + j] holds, in 128-bit half H, column 4 H + j of rows 4 G .. 4 G + 3
+    for (int g = 0; g < 8; g += 4) {
+        u[g] = _mm256_unpacklo_epi64(t[g], t[g + 2]);
+        u[g + 1] = _mm256_unpackhi_epi64(t[g], t[g + 2]);
+        u[g + 2] = _mm256_unpacklo_epi64(t[g + 1], t[g + 3]);
+        u[g + 3] = _mm256_unpackhi_epi64(t[g + 1], t[g + 3]);
+    }
+    for (int j = 0; j < 4; ++j) {
+        v[j] = _mm256_permute2x128_si256(u[j], u[4 + j], 0x20);
+        v[4 + j] = _mm256_permute2x128_si256(u[j], u[4 + j], 0x31);
+    }
+}
+
+// Super-block i of the 8 rows at a (lda apart) into dst (k_gemm_block_bytes).
+template <class U>
+void gemm_pack_block(const char * a, size_t lda, int64_t i, char * dst) {
+    using block = typename U::block;
+    alignas(32) uint8_t codes[8][256];
+    alignas(32) int16_t sc16[8][8][16];
+    alignas(32) float d[8], bias_f[8];
+    __m256i bias[8];
+    for (int r = 0; r < k_gemm_rows; ++r) {
+        const block & x = reinterpret_cast<const block *>(a + size_t(r) * lda)[i];
+        prefetch_bytes(reinterpret_cast<const char *>(&x) + 2 * sizeof(block), sizeof(block));
+        kq_block u;
+        U::unpack(x, u);
+        for (int q = 0; q < 8; ++q) {
+            _mm256_store_si256(reinterpret_cast<__m256i *>(codes[r] + 32 * q), u.q[q]);
+            _mm256_store_si256(reinterpret_cast<__m256i *>(sc16[r][q]), u.sc[q]);
+        }
+        bias[r] = u.bs;  // 8 dwords of coefficient pairs
+        d[r] = u.d;
+        bias_f[r] = U::has_min ? -u.dmin : u.d;
+    }
+    __m256i * out = reinterpret_cast<__m256i *>(dst);
+    for (int q = 0; q < 8; ++q) {
+        __m256i v[8];
+        for (int r = 0; r < 8; ++r) v[r] = _mm256_load_si256(reinterpret_cast<const __m256i *>(codes[r] + 32 * q));
+        transpose8(v);
+        for (int e = 0; e < 8; ++e) _mm256_store_si256(out + 8 * q + e, v[e]);
+    }
+    // u.sc[q] lane l scales elements 32 q + 2 l, + 1: sub-block j = 2 q + l / 8
+    for (int j = 0; j < 16; ++j) {
+        alignas(32) uint32_t lanes[8];
+        for (int r = 0; r < 8; ++r) lanes[r] = uint16_t(sc16[r][j / 2][8 * (j % 2)]) * 0x10001u;
+        _mm256_store_si256(out + k_gemm_sc + j, _mm256_load_si256(reinterpret_cast<const __m256i *>(lanes)));
+    }
+    transpose8(bias);
+    for (int p = 0; p < 8; ++p) _mm256_store_si256(out + k_gemm_bias + p, bias[p]);
+    _mm256_store_si256(out + k_gemm_d, _mm256_castps_si256(_mm256_load_ps(d)));
+    _mm256_store_si256(out + k_gemm_bias_f, _mm256_castps_si256(_mm256_load_ps(bias_f)));
+}
+
+inline __m256i bcast_dword(const void * p) {
+    int32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return _mm256_set1_epi32(v);
+}
+
+// 8 packed rows (nb super-blocks at w) against C columns of Q8_K blocks: y[c * ldy + 0..7].
+template <int C>
+void gemm_tile(int64_t nb, const char * w, const char * b, size_t ldb, float * y, int64_t ldy) {
+    __m256 acc[C];
+    for (int c = 0; c < C; ++c) acc[c] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; ++i) {
+        const __m256i * wb = reinterpret_cast<const __m256i *>(w + size_t(i) * k_gemm_block_bytes);
+        const block_q8_K * yb[C];
+        __m256i s[C], bi[C];
+        for (int c = 0; c < C; ++c) {
+            yb[c] = reinterpret_cast<const block_q8_K *>(b + size_t(c) * ldb) + i;
+            s[c] = _mm256_setzero_si256();
+            bi[c] = _mm256_setzero_si256();
+        }
+        for (int j = 0; j < 16; ++j) {
+            const __m256i w0 = _mm256_load_si256(wb + 4 * j), w1 = _mm256_load_si256(wb + 4 * j + 1);
+            const __m256i w2 = _mm256_load_si256(wb + 4 * j + 2), w3 = _mm256_load_si256(wb + 4 * j + 3);
+            const __m256i sj = _mm256_load_si256(wb + k_gemm_sc + j);
+            for (int c = 0; c < C; ++c) {
+                const int8_t * q = yb[c]->qs + 16 * j;
+                const __m256i p01 = _mm256_add_epi16(_mm256_maddubs_epi16(w0, bcast_dword(q)),
+                                                     _mm256_maddubs_epi16(w1, bcast_dword(q + 4)));
+                const __m256i p23 = _mm256_add_epi16(_mm256_maddubs_epi16(w2, bcast_dword(q + 8)),
+                                                     _mm256_maddubs_epi16(w3, bcast_dword(q + 12)));
+                s[c] = _mm256_add_epi32(s[c], _mm256_madd_epi16(p01, sj));
+                s[c] = _mm256_add_epi32(s[c], _mm256_madd_epi16(p23, sj));
+            }
+        }
+        for (int p = 0; p < 8; ++p) {
+            const __m256i cp = _mm256_load_si256(wb + k_gemm_bias + p);
+            for (int c = 0; c < C; ++c) bi[c] = _mm256_add_epi32(bi[c], _mm256_madd_epi16(cp, bcast_dword(yb[c]->bsums + 2 * p)));
+        }
+        const __m256 dv = _mm256_castsi256_ps(_mm256_load_si256(wb + k_gemm_d));
+        const __m256 bf = _mm256_castsi256_ps(_mm256_load_si256(wb + k_gemm_bias_f));
+        for (int c = 0; c < C; ++c) {
+            const __m256 t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bi[c]), bf, _mm256_mul_ps(_mm256_cvtepi32_ps(s[c]), dv));
+            acc[c] = _mm256_fmadd_ps(t, _mm256_set1_ps(yb[c]->d), acc[c]);
+        }
+    }
+    for (int c = 0; c < C; ++c) _mm256_storeu_ps(y + c * ldy, acc[c]);
+}
+
+// Rows in groups of 8 (nr8 of them) against nc columns; false when no scratch could be had.
+template <class U>
+bool kq_gemm(int64_t nb, const char * a, size_t lda, int64_t nr8, const char * b, size_t ldb, int64_t nc, float * y,
+             int64_t ldy) {
+    char * w = t_gemm_scratch.get(size_t(nb) * k_gemm_block_bytes);
+    if (!w) return false;
+    for (int64_t g = 0; g < nr8; g += k_gemm_rows) {
+        const char * ag = a + size_t(g) * lda;
+        for (int64_t i = 0; i < nb; ++i) gemm_pack_block<U>(ag, lda, i, w + size_t(i) * k_gemm_block_bytes);
+        int64_t c = 0;
+        for (; c + k_gemm_cols <= nc; c += k_gemm_cols) gemm_tile<k_gemm_cols>(nb, w, b + c * ldb, ldb, y + c * ldy + g, ldy);
+        const char * bc = b + c * ldb;
+        float * yc = y + c * ldy + g;
+        switch (nc - c) {
+            case 0: break;
+            case 1: gemm_tile<1>(nb, w, bc, ldb, yc, ldy); break;
+            case 2: gemm_tile<2>(nb, w, bc, ldb, yc, ldy); break;
+            default: gemm_tile<3>(nb, w, bc, ldb, yc, ldy); break;
+        }
+    }
+    return true;
+}
+
 template <class U>
 void kq_dot(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc, float * y,
             int64_t ldy) {
@@ -289,6 +458,13 @@ void kq_dot(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, s
     if (nc == 1) {
         for (int64_t r = 0; r < nr; ++r) kq_tile<U, 1>(nb, ac + r * lda, bc, ldb, y + r, ldy);
         return;
+    }
+    if (nc >= k_gemm_min_cols) {
+        const int64_t nr8 = nr / k_gemm_rows * k_gemm_rows;
+        if (nr8 > 0 && kq_gemm<U>(nb, ac, lda, nr8, bc, ldb, nc, y, ldy)) {
+            if (nr8 < nr) kq_rows_cols<U>(nb, ac, lda, nr8, nr, bc, ldb, nc, y, ldy);
+            return;
+        }
     }
     const int64_t row_bytes = nb * int64_t(sizeof(typename U::block));
     const int64_t chunk = row_bytes > 0 && row_bytes < k_chunk_bytes ? k_chunk_bytes / row_bytes : 1;
