@@ -155,21 +155,27 @@ int32_t sampler::draw() {
 // Log-softmax of the raw row (non-finite entries count as -inf): the sampled token's value and
 // the n_probs best, best first.
 void sampler::fill_logprobs(const float * logits, sampled_token & out) const {
-    out.top.clear();
     if (!params_.logprob && params_.n_probs == 0) {
+        out.top.clear();
         out.logprob = NAN;
         return;
     }
-    const float m = sampling_row_max(logits, n_vocab_);
-    const double lse = static_cast<double>(m) + std::log(sampling_row_exp_sum(logits, n_vocab_, m, 1.0f, -INFINITY));
+    out = sampling_logprobs(logits, n_vocab_, out.id, params_.n_probs);
+}
+
+sampled_token sampling_logprobs(const float * logits, int32_t n_vocab, int32_t id, int32_t n_top) {
+    sampled_token out;
+    out.id = id;
+    const float m = sampling_row_max(logits, n_vocab);
+    const double lse = static_cast<double>(m) + std::log(sampling_row_exp_sum(logits, n_vocab, m, 1.0f, -INFINITY));
     auto logprob = [lse](float l) { return sampling_finite(l) ? static_cast<float>(l - lse) : -INFINITY; };
-    out.logprob = logprob(logits[out.id]);
-    const int32_t n_top = params_.n_probs;
-    if (n_top == 0) return;
+    out.logprob = id >= 0 && id < n_vocab ? logprob(logits[id]) : -INFINITY;
+    n_top = std::clamp(n_top, 0, sampling_max_n_probs);
+    if (n_top == 0) return out;
     std::array<std::pair<int32_t, float>, sampling_max_n_probs> top{};
     int32_t n_have = 0;
     float worst = -INFINITY;  // the last kept logit once the list is full; ties: lower id stays
-    for (int32_t i = 0; i < n_vocab_; ++i) {
+    for (int32_t i = 0; i < n_vocab; ++i) {
         const float l = logits[i];
         if (!(l > worst) || l == INFINITY) continue;  // also drops NaN and -inf
         int32_t at = n_have < n_top ? n_have++ : n_top - 1;  // insertion into the sorted list
@@ -182,4 +188,5 @@ void sampler::fill_logprobs(const float * logits, sampled_token & out) const {
     }
     out.top.reserve(static_cast<size_t>(n_have));
     for (int32_t j = 0; j < n_have; ++j) out.top.emplace_back(top[size_t(j)].first, logprob(top[size_t(j)].second));
+    return out;
 }

@@ -16,6 +16,10 @@ struct batch_job {
     std::vector<int32_t> generated;  // every token reported to the sink so far
     int32_t n_cached_first = -1;     // prefix-cache hits at the first admission
     uint64_t id = 0;
+    std::vector<gen_token> prompt_lp;  // prompt log-probabilities computed so far
+    bool prompt_lp_done = false;       // reported to the sink (never again)
+    // The prompt still needs logits at every position (no prefix cache, small chunks).
+    bool wants_prompt_logits() const { return req.prompt_logprobs >= 0 && !prompt_lp_done; }
 };
 
 enum class slot_state { idle, prefill, generate };
@@ -28,6 +32,7 @@ struct batch_slot {
     std::vector<int32_t> input;   // the admitted prompt: the request's prompt + generated so far
     int32_t pending = -1;         // sampled token still to decode (generate state)
     int32_t logits_idx = -1;      // batch index of this slot's logits in the current step
+    int32_t chunk_idx = -1;       // batch index of this slot's first prompt token this step
     size_t n_added = 0;           // tokens this slot put in the current batch
     uint64_t admitted = 0;        // admission order (preemption takes the newest)
     uint64_t last_used = 0;       // LRU of idle caches
@@ -64,6 +69,7 @@ struct batch_loop::impl {
     void build_batch(llm_batch & b);
     bool make_room();  // evict an idle cache or preempt the newest request; false when neither
     void after_decode(const llm_batch & b);
+    void collect_prompt_logprobs(batch_slot & s);  // before s.tokens takes the step's chunk
     void sample_slot(batch_slot & s);
     void finish(batch_slot & s, gen_finish reason, const std::string & message = "");
     void drop_cancelled();

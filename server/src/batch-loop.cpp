@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 const char * gen_finish_name(gen_finish f) {
     switch (f) {
@@ -70,6 +71,10 @@ std::string batch_loop::impl::check(const gen_request & r) const {
     if (r.prompt.size() >= ctx->n_ctx()) {
         return "the prompt has " + std::to_string(r.prompt.size()) + " tokens; the context holds " +
                std::to_string(ctx->n_ctx());
+    }
+    if (r.prompt_logprobs < -1 || r.prompt_logprobs > sampling_max_n_probs) {
+        return "prompt_logprobs must be -1.." + std::to_string(sampling_max_n_probs) + ", got " +
+               std::to_string(r.prompt_logprobs);
     }
     const int32_t n_vocab = m.hparams().n_vocab;
     for (int32_t id : r.prompt) {
@@ -186,11 +191,15 @@ void batch_loop::impl::build_batch(llm_batch & b) {
     std::sort(prefill.begin(), prefill.end(), [](const batch_slot * a, const batch_slot * c) { return a->admitted < c->admitted; });
     for (batch_slot * s : prefill) {
         const size_t done = s->tokens.size();
-        const size_t n = std::min(s->input.size() - done, budget > b.size() ? budget - b.size() : 0);
+        size_t n = std::min(s->input.size() - done, budget > b.size() ? budget - b.size() : 0);
+        // Prompt log-probabilities: every position keeps its logits (n_vocab floats each).
+        const bool all_logits = s->job->wants_prompt_logits();
+        if (all_logits) n = std::min(n, size_t(batch_loop_prompt_logits_chunk));
+        s->chunk_idx = int32_t(b.size());
         for (size_t i = 0; i < n; ++i) {
             const bool last = done + i + 1 == s->input.size();
             if (last) s->logits_idx = int32_t(b.size());
-            b.add(s->input[done + i], int32_t(done + i), s->seq, last);
+            b.add(s->input[done + i], int32_t(done + i), s->seq, last || all_logits);
         }
         s->n_added = n;
     }
@@ -205,11 +214,44 @@ void batch_loop::impl::after_decode(const llm_batch & b) {
             s.tokens.push_back(s.pending);
             s.pending = -1;
         } else {
+            if (s.job->wants_prompt_logits()) collect_prompt_logprobs(s);
             const size_t done = s.tokens.size();
             s.tokens.insert(s.tokens.end(), s.input.begin() + long(done), s.input.begin() + long(done + s.n_added));
         }
         if (s.logits_idx >= 0) sample_slot(s);
     }
+}
+
+// The prompt log-probabilities of the chunk s decoded this step (s.tokens not yet extended):
+// position p's logits score prompt[p + 1]; the first prompt token has none. Reported to the sink
+// once the last chunk is in.
+void batch_loop::impl::collect_prompt_logprobs(batch_slot & s) {
+    batch_job & j = *s.job;
+    const std::vector<int32_t> & prompt = j.req.prompt;
+    const size_t done = s.tokens.size();
+    const int32_t n_vocab = ctx->n_vocab();
+    for (size_t i = 0; i < s.n_added; ++i) {
+        const size_t p = done + i;
+        if (p == 0) {
+            gen_token first;
+            first.id = prompt[0];
+            first.logprob = NAN;
+            j.prompt_lp.push_back(std::move(first));
+        }
+        if (p + 1 >= prompt.size()) continue;
+        const float * row = ctx->logits(s.chunk_idx + int32_t(i));  // every position asked for it
+        sampled_token t = sampling_logprobs(row, n_vocab, prompt[p + 1], j.req.prompt_logprobs);
+        gen_token e;
+        e.id = t.id;
+        e.logprob = t.logprob;
+        e.top = std::move(t.top);
+        j.prompt_lp.push_back(std::move(e));
+    }
+    if (done + s.n_added < prompt.size()) return;
+    j.prompt_lp_done = true;
+    std::vector<gen_token> all = std::move(j.prompt_lp);
+    j.prompt_lp = {};
+    j.req.sink->on_prompt_logprobs(all);
 }
 
 void batch_loop::impl::sample_slot(batch_slot & s) {

@@ -40,7 +40,8 @@ std::unique_ptr<batch_job> batch_loop::impl::next_admissible_job() {
     for (auto it = queue.begin(); it != queue.end(); ++it) {
         std::vector<int32_t> input = (*it)->req.prompt;
         input.insert(input.end(), (*it)->generated.begin(), (*it)->generated.end());
-        if (worth_waiting(input, cached_prefix(input))) continue;
+        // A request that needs the prompt's logits computes it whatever is cached: no waiting.
+        if (!(*it)->wants_prompt_logits() && worth_waiting(input, cached_prefix(input))) continue;
         std::unique_ptr<batch_job> job = std::move(*it);
         queue.erase(it);
         n_waiting = uint32_t(queue.size());
@@ -58,11 +59,13 @@ void batch_loop::impl::admit_waiting() {
         std::vector<int32_t> input = job->req.prompt;
         input.insert(input.end(), job->generated.begin(), job->generated.end());
         // The slot holding the longest prefix of this input (idle ones win ties), at most all but
-        // the last token (whose logits are needed).
+        // the last token (whose logits are needed); none when every prompt position needs logits.
+        const size_t reuse_max = job->wants_prompt_logits() ? 0 : input.size() - 1;
+        if (job->wants_prompt_logits()) job->prompt_lp.clear();  // a preempted prefill starts over
         batch_slot * best = nullptr;
         size_t best_n = 0;
         for (batch_slot & s : slots) {
-            const size_t n = std::min(common_prefix(s.tokens, input), input.size() - 1);
+            const size_t n = std::min(common_prefix(s.tokens, input), reuse_max);
             if (n > best_n || (n == best_n && n > 0 && best && best->job && !s.job)) best = &s, best_n = n;
         }
         batch_slot * dst = nullptr;

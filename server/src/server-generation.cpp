@@ -4,6 +4,7 @@
 
 #include "api/error.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace {
@@ -84,7 +85,7 @@ void generation_sink::on_admitted(int32_t, int32_t) {
         c.index = index_;
         c.kind = chat_delta_kind::role;
         st_->write_locked(chat_chunk_to_json(st_->meta, c));
-    } else if (!echo_prefix_.empty()) {
+    } else if (!echo_prefix_.empty() && !st_->prompt_logprobs) {  // else with the prompt's logprobs
         completion_choice c;
         c.index = index_;
         c.text = echo_prefix_;
@@ -177,6 +178,27 @@ bool generation_sink::on_token(const gen_token & t) {
     std::lock_guard<std::mutex> lk(st_->mu);
     emit(text, &clp, &hlp, api_finish_reason::none);
     return !stops_.stopped() && !st_->cancelled.load();
+}
+
+// The prompt's tokens with their log-probabilities, ahead of the completion's: text offsets
+// count the characters of the pieces before each token, at most the echoed text's length (an SPM
+// tokenizer's leading space or a BOS piece need not appear in the prompt text as given).
+void generation_sink::on_prompt_logprobs(const std::vector<gen_token> & prompt) {
+    std::vector<completion_token_logprob> clp;
+    int64_t offset = 0;
+    for (const gen_token & t : prompt) {
+        completion_token_logprob e;
+        e.token = st_->tok->token_to_piece(t.id);
+        if (!std::isnan(t.logprob)) e.logprob = t.logprob;
+        for (const auto & [id, lp] : t.top) e.top.emplace_back(st_->tok->token_to_piece(id), lp);
+        e.text_offset = std::min(offset, echo_chars_);
+        offset += utf8_chars(e.token);
+        clp.push_back(std::move(e));
+    }
+    std::lock_guard<std::mutex> lk(st_->mu);
+    // Streaming: the first chunk carries the echoed prompt with its logprobs; otherwise the text
+    // is prepended when the choice finishes.
+    emit(st_->stream ? echo_prefix_ : std::string(), &clp, nullptr, api_finish_reason::none);
 }
 
 void generation_sink::on_finished(gen_finish reason, const gen_usage & usage, const std::string & message) {

@@ -27,6 +27,7 @@ struct generation_state {
     bool stream = false;
     bool include_usage = false;
     int32_t n_logprobs = -1;  // -1: no logprobs; else the alternatives per token
+    bool prompt_logprobs = false;  // echo + logprobs: the prompt's tokens lead the logprobs
     api_response_meta meta;
     std::shared_ptr<http_response> res;
     const tokenizer * tok = nullptr;
@@ -56,6 +57,7 @@ public:
                     bool count_prompt, std::string echo_prefix);
     void on_admitted(int32_t n_prompt, int32_t n_cached) override;
     bool on_token(const gen_token & t) override;
+    void on_prompt_logprobs(const std::vector<gen_token> & prompt) override;
     void on_finished(gen_finish reason, const gen_usage & usage, const std::string & message) override;
     bool cancelled() const override { return st_->cancelled.load(); }
 

@@ -102,9 +102,6 @@ void server_app::impl::handle_completions(const http_request & req, std::shared_
     const int32_t n_vocab = mdl->hparams().n_vocab;
     if (auto e = completion_request_check_vocab(cr, n_vocab)) return respond_error(req, res, *e, t0);
     if (!cr.model.empty() && cr.model != model_id) return respond_error(req, res, api_error_model_not_found(cr.model), t0);
-    if (cr.echo && cr.logprobs) {
-        return respond_error(req, res, api_error_invalid_request("echo together with logprobs is not supported", "echo"), t0);
-    }
     const tokenizer & tok = mdl->get_tokenizer();
     std::vector<prepared_prompt> prompts;
     for (const api_prompt & p : cr.prompts) {
@@ -125,6 +122,7 @@ void server_app::impl::handle_completions(const http_request & req, std::shared_
     submit_plan plan;
     plan.st = new_state(*this, generation_kind::completion, cr.stream, cr.include_usage, res, req, t0);
     plan.st->n_logprobs = cr.logprobs ? *cr.logprobs : -1;
+    plan.st->prompt_logprobs = cr.echo && cr.logprobs;
     const uint64_t seed = pick_seed(cr.sampling);
     int32_t index = 0;
     for (const prepared_prompt & pp : prompts) {
@@ -132,6 +130,7 @@ void server_app::impl::handle_completions(const http_request & req, std::shared_
             gen_request g;
             g.prompt = pp.tokens;
             g.max_tokens = cr.max_tokens;
+            g.prompt_logprobs = plan.st->prompt_logprobs ? plan.st->n_logprobs : -1;
             g.sampling = to_sampling(cr.sampling, plan.st->n_logprobs, seed + uint64_t(index));
             g.sink = std::make_shared<generation_sink>(plan.st, index, cr.stop, c == 0, pp.echo_text);
             plan.requests.push_back(std::move(g));

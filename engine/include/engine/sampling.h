@@ -46,7 +46,8 @@
 //
 // Log-probabilities (as OpenAI / vLLM report them): log-softmax of the raw logits row as given
 // to sample() — before penalties, bias, truncation and temperature. Non-finite raw logits count
-// as -inf (probability 0, log-probability -inf).
+// as -inf (probability 0, log-probability -inf). sampling_logprobs() computes the same for any
+// row and token.
 //
 // Cost (n_vocab 128256, one x86-64 core, AVX2 chosen at run time; measured on a busy machine):
 // defaults (top-k 40) ~0.15-0.25 ms per sample(), of which all but ~0.05 ms is the log-softmax
@@ -92,6 +93,14 @@ struct sampled_token {
                                      // params.logprob is false and n_probs is 0)
     std::vector<std::pair<int32_t, float>> top;  // n_probs best (id, logprob), best first
 };
+
+// Log-probabilities under a raw logits row (n_vocab floats), exactly as sample() reports them:
+// the log-softmax of the row (non-finite entries count as -inf) at id (-inf for an id outside
+// [0, n_vocab)), and the n_top best (id, logprob), best first, ties to the lower id (n_top is
+// clamped to 0..sampling_max_n_probs). The result's id is id. For scoring given tokens (prompt
+// log-probabilities) without a sampler:
+//   sampled_token lp = sampling_logprobs(ctx.logits(i), n_vocab, prompt[i + 1], 5);
+sampled_token sampling_logprobs(const float * logits, int32_t n_vocab, int32_t id, int32_t n_top);
 
 // One token that survived the chain, with its drawing probability.
 struct sampling_candidate {

@@ -31,6 +31,15 @@
 // head of the queue with its prompt and the tokens generated so far; it is recomputed later and
 // continues where it stopped, so no request fails because another one took the space.
 //
+// Prompt log-probabilities (gen_request::prompt_logprobs >= 0; echo + logprobs in the API): the
+// prompt is computed with logits for every position, in chunks of at most
+// batch_loop_prompt_logits_chunk tokens per step (n_vocab floats each), and never taken from the
+// prefix cache (cached cells have no logits; n_cached is 0), though its cells stay as a cache for
+// later requests. Token i > 0 gets the log-softmax of the raw logits at position i - 1 evaluated at
+// prompt[i], with the best alternatives (as sampling_logprobs() computes them; no sampling
+// transforms); token 0 has none. The whole list goes to on_prompt_logprobs() once, after the
+// prompt is computed and before the first token; a preemption does not repeat it.
+//
 // Sinks are called on the batch loop thread only and must not block.
 #pragma once
 
@@ -54,6 +63,9 @@ struct gen_token {
     std::vector<std::pair<int32_t, float>> top;     // n_probs alternatives, best first
 };
 
+// Most prompt tokens a request with prompt_logprobs puts in one step (each keeps its logits).
+constexpr int32_t batch_loop_prompt_logits_chunk = 256;
+
 struct gen_usage {
     int32_t prompt_tokens = 0;
     int32_t completion_tokens = 0;
@@ -70,6 +82,10 @@ public:
     // A generated token; return false to finish the request now (a stop string was met): the
     // finish reason is then `stop`.
     virtual bool on_token(const gen_token & t) = 0;
+    // Requests with prompt_logprobs >= 0 only: one entry per prompt token, in order (id = the
+    // prompt token; the first has logprob NaN and no alternatives), once, before the first
+    // on_token (also when max_tokens is 0).
+    virtual void on_prompt_logprobs(const std::vector<gen_token> & prompt) { (void) prompt; }
     // The end, exactly once (also for cancelled requests and errors; message for errors).
     virtual void on_finished(gen_finish reason, const gen_usage & usage, const std::string & message) = 0;
     // Polled every step: true ends the request (reason cancelled).
@@ -80,6 +96,8 @@ struct gen_request {
     std::vector<int32_t> prompt;  // at least one token
     int32_t max_tokens = -1;      // -1: until an end-of-generation token or the context ends
     bool ignore_eos = false;
+    int32_t prompt_logprobs = -1; // -1: off; 0..sampling_max_n_probs: report the prompt's
+                                  // log-probabilities with that many alternatives per token
     sampling_params sampling;
     std::shared_ptr<gen_sink> sink;
 };
@@ -108,7 +126,8 @@ public:
     // Ends the thread; requests still queued or running finish with `cancelled`.
     void stop();
     // Queues a request (thread-safe). False with *why when the queue is full or the request is
-    // invalid (empty prompt, prompt not shorter than the context, token outside the vocabulary);
+    // invalid (empty prompt, prompt not shorter than the context, token outside the vocabulary,
+    // prompt_logprobs outside -1..sampling_max_n_probs);
     // the sink is not called then.
     bool submit(gen_request r, std::string * why);
     // Several requests at once (the choices of one API request): all are queued or none (when
