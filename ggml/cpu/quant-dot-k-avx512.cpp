@@ -16,12 +16,12 @@
 // measured no faster), rows in L2-sized chunks so that a chunk stays cached while every
 // column group passes over it.
 #include "quant-dot.h"
+#include "thread-scratch.h"
 
 #include "ggml/quants.h"
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 // GCC 12's intrinsic headers self-initialise undefined vectors, which -Wuninitialized reports
 // wherever they are inlined (GCC bug 105593); silence it for them only.
@@ -354,7 +354,7 @@ void kq_rows_cols(int64_t nb, const char * a, size_t lda, int64_t r0, int64_t r1
 
 // ---- mat-mat over 16-row groups (nc >= k_gemm_min_cols) ----
 //
-// The 16 rows of a group are unpacked once per job into an interleaved copy (thread-local
+// The 16 rows of a group are unpacked once per job into an interleaved copy (per-thread
 // scratch), per super-block:
 //   codes  64 vectors: vector g holds, in 32-bit lane r, the 4 codes of elements 4 g .. 4 g + 3
 //          of row r, so one VPDPBUSD against a broadcast dword of activation codes gives 16 rows
@@ -373,23 +373,6 @@ constexpr int k_gemm_cols = 8;
 // vectors per super-block: 64 codes, 16 dsc, 8 bias pairs, 1 bias factor
 constexpr int k_gemm_dsc = 64, k_gemm_bias = 80, k_gemm_bias_f = 88;
 constexpr size_t k_gemm_block_bytes = 89 * 64;
-
-// Per-thread scratch for the interleaved rows (grows, never shrinks).
-struct gemm_scratch {
-    void * p = nullptr;
-    size_t size = 0;
-    ~gemm_scratch() { std::free(p); }
-    char * get(size_t bytes) {
-        if (bytes > size) {
-            std::free(p);
-            size = (bytes + 4095) / 4096 * 4096;
-            p = std::aligned_alloc(64, size);
-            if (!p) size = 0;
-        }
-        return static_cast<char *>(p);
-    }
-};
-thread_local gemm_scratch t_gemm_scratch;
 
 // In place: v[i] lane j <- v[j] lane i (a 16 x 16 transpose of 32-bit lanes).
 inline void transpose16(__m512i * v) {
@@ -501,7 +484,7 @@ void gemm_tile(int64_t nb, const char * w, const char * b, size_t ldb, float * y
 template <class U>
 bool kq_gemm(int64_t nb, const char * a, size_t lda, int64_t nr16, const char * b, size_t ldb, int64_t nc, float * y,
              int64_t ldy) {
-    char * w = t_gemm_scratch.get(size_t(nb) * k_gemm_block_bytes);
+    char * w = static_cast<char *>(ggml_cpu_thread_scratch(size_t(nb) * k_gemm_block_bytes));
     if (!w) return false;
     for (int64_t g = 0; g < nr16; g += k_gemm_rows) {
         const char * ag = a + size_t(g) * lda;

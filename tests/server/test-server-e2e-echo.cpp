@@ -3,6 +3,7 @@
 // lm-evaluation-harness scores), followed by the completion, streamed (the first chunk carries
 // the prompt), a list of prompts and n > 1.
 #include "server/inferd-process.h"
+#include "server/shared-inferd-suite.h"
 #include "testdata.h"
 
 #include <nlohmann/json.hpp>
@@ -15,35 +16,11 @@ using nlohmann::json;
 
 namespace {
 
-class server_e2e_echo : public ::testing::Test {
+class server_e2e_echo : public shared_inferd_suite<server_e2e_echo> {
 protected:
-    static void SetUpTestSuite() {
-        const std::string dir = inferd_testdata_dir();
-        if (dir.empty()) return;
-        proc_ = new inferd_process({"-m", dir + "/models/tiny-qwen2-q8_0.gguf", "--parallel", "4", "-c", "1024",
-                                    "-t", "2", "--alias", "tiny"});
-        ready_ = proc_->wait_ready();
-    }
-    static void TearDownTestSuite() {
-        delete proc_;
-        proc_ = nullptr;
-    }
-    void SetUp() override {
-        INFERD_REQUIRE_TESTDATA(dir);
-        ASSERT_TRUE(ready_) << proc_->log();
-    }
-    static json post(const std::string & path, const json & body, int * status = nullptr) {
-        auto r = inferd_call(proc_->port(), "POST", path, body.dump());
-        EXPECT_TRUE(r.has_value());
-        if (!r) return json();
-        if (status) *status = r->status;
-        return json::parse(r->body, nullptr, false);
-    }
     static size_t n_tokens(const std::string & text) {
         return post("/tokenize", {{"content", text}})["tokens"].size();
     }
-    static inline inferd_process * proc_ = nullptr;
-    static inline bool ready_ = false;
 };
 
 std::string joined(const json & tokens) {

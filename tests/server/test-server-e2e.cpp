@@ -2,6 +2,7 @@
 // streaming framing, include_usage, n > 1, stop strings, seeds, logprobs, echo, errors,
 // tokenize / detokenize, models, prefix-cache hits.
 #include "server/inferd-process.h"
+#include "server/shared-inferd-suite.h"
 #include "testdata.h"
 
 #include <nlohmann/json.hpp>
@@ -14,30 +15,8 @@ using nlohmann::json;
 
 namespace {
 
-class server_e2e : public ::testing::Test {
+class server_e2e : public shared_inferd_suite<server_e2e> {
 protected:
-    static void SetUpTestSuite() {
-        const std::string dir = inferd_testdata_dir();
-        if (dir.empty()) return;
-        proc_ = new inferd_process({"-m", dir + "/models/tiny-qwen2-q8_0.gguf", "--parallel", "4", "-c", "1024",
-                                    "-t", "2", "--alias", "tiny"});
-        ready_ = proc_->wait_ready();
-    }
-    static void TearDownTestSuite() {
-        delete proc_;
-        proc_ = nullptr;
-    }
-    void SetUp() override {
-        INFERD_REQUIRE_TESTDATA(dir);
-        ASSERT_TRUE(ready_) << proc_->log();
-    }
-    static json post(const std::string & path, const json & body, int * status = nullptr) {
-        auto r = inferd_call(proc_->port(), "POST", path, body.dump());
-        EXPECT_TRUE(r.has_value());
-        if (!r) return json();
-        if (status) *status = r->status;
-        return json::parse(r->body, nullptr, false);
-    }
     // The data: lines of an SSE body, [DONE] included.
     static std::vector<std::string> sse_events(const test_response & r) {
         std::vector<std::string> out;
@@ -54,8 +33,6 @@ protected:
         }
         return out;
     }
-    static inline inferd_process * proc_ = nullptr;
-    static inline bool ready_ = false;
 };
 
 }  // namespace
