@@ -63,7 +63,7 @@ test-fuzz: deps
 # on BENCH_THREADS threads, and tg128 after 4096 tokens of context, plain and fused attention.
 BENCH_DIR     ?= $(BUILD)/bench-models
 BENCH_THREADS ?= 2
-BENCH_REPS    ?= 3
+BENCH_REPS    ?= 5
 BENCH_MODEL    = $(BENCH_DIR)/tinyllama-synth
 bench: build
 	@mkdir -p $(BENCH_DIR)
