@@ -37,7 +37,7 @@ const char * ggml_op_name(ggml_op op) {
     static const char * const names[GGML_OP_COUNT] = {
         "NONE", "VIEW", "RESHAPE", "PERMUTE", "TRANSPOSE", "CONT", "CPY", "GET_ROWS", "SET_ROWS",
         "ADD", "MUL", "SCALE", "RMS_NORM", "NORM", "MUL_MAT", "ROPE", "SOFT_MAX", "SILU", "GELU",
-        "SWIGLU", "CONCAT", "ARGMAX", "FLASH_ATTN_EXT",
+        "SWIGLU", "CONCAT", "ARGMAX", "FLASH_ATTN_EXT", "MUL_MAT_ID", "TOP_K", "SUM_ROWS", "DIV", "TANH",
     };
     return op >= 0 && op < GGML_OP_COUNT ? names[op] : "INVALID";
 }
@@ -104,6 +104,7 @@ ggml_tensor * ggml_set_rows(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b
 
 ggml_tensor * ggml_add(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b) { return binary(ctx, GGML_OP_ADD, a, b); }
 ggml_tensor * ggml_mul(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b) { return binary(ctx, GGML_OP_MUL, a, b); }
+ggml_tensor * ggml_div(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b) { return binary(ctx, GGML_OP_DIV, a, b); }
 
 ggml_tensor * ggml_scale(ggml_context * ctx, ggml_tensor * a, float s) { return ggml_scale_bias(ctx, a, s, 0.0f); }
 
@@ -187,6 +188,7 @@ ggml_tensor * ggml_soft_max(ggml_context * ctx, ggml_tensor * a) { return ggml_s
 
 ggml_tensor * ggml_silu(ggml_context * ctx, ggml_tensor * a) { return unary(ctx, GGML_OP_SILU, a); }
 ggml_tensor * ggml_gelu(ggml_context * ctx, ggml_tensor * a) { return unary(ctx, GGML_OP_GELU, a); }
+ggml_tensor * ggml_tanh(ggml_context * ctx, ggml_tensor * a) { return unary(ctx, GGML_OP_TANH, a); }
 
 ggml_tensor * ggml_swiglu(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b) {
     GGML_ASSERT(ggml_are_same_shape(a, b) && is_float_storage(b->type));
@@ -220,7 +222,7 @@ ggml_tensor * ggml_argmax(ggml_context * ctx, ggml_tensor * a) {
 }
 
 ggml_tensor * ggml_flash_attn_ext(ggml_context * ctx, ggml_tensor * q, ggml_tensor * k, ggml_tensor * v,
-                                  ggml_tensor * mask, float scale) {
+                                  ggml_tensor * mask, float scale, float logit_softcap) {
     auto kv_type_ok = [](ggml_type t) { return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_Q8_0; };
     GGML_ASSERT(q->type == GGML_TYPE_F32);
     GGML_ASSERT(kv_type_ok(k->type) && kv_type_ok(v->type));
@@ -241,6 +243,40 @@ ggml_tensor * ggml_flash_attn_ext(ggml_context * ctx, ggml_tensor * q, ggml_tens
     r->src[1] = k;
     r->src[2] = v;
     r->src[3] = mask;
+    GGML_ASSERT(logit_softcap >= 0.0f);
     ggml_set_op_param_f32(r, 0, scale);
+    ggml_set_op_param_f32(r, 1, logit_softcap);
+    return r;
+}
+
+ggml_tensor * ggml_mul_mat_id(ggml_context * ctx, ggml_tensor * as, ggml_tensor * b, ggml_tensor * ids) {
+    GGML_ASSERT(ggml_type_is_supported(as->type) && ggml_is_contiguous_rows(as) && !ggml_is_transposed(as));
+    GGML_ASSERT(as->ne[3] == 1 && as->ne[2] > 0);
+    GGML_ASSERT(b->type == GGML_TYPE_F32 && b->ne[3] == 1 && b->ne[0] == as->ne[0]);
+    GGML_ASSERT(ids->type == GGML_TYPE_I32 && ggml_is_contiguous_rows(ids));
+    GGML_ASSERT(ids->ne[2] == 1 && ids->ne[3] == 1 && ids->ne[0] > 0);
+    GGML_ASSERT(b->ne[2] == ids->ne[1] && (b->ne[1] == 1 || b->ne[1] == ids->ne[0]));
+    ggml_tensor * r = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, as->ne[1], ids->ne[0], ids->ne[1], 1);
+    r->op = GGML_OP_MUL_MAT_ID;
+    r->src[0] = as;
+    r->src[1] = b;
+    r->src[2] = ids;
+    return r;
+}
+
+ggml_tensor * ggml_top_k(ggml_context * ctx, ggml_tensor * a, int k) {
+    GGML_ASSERT(a->type == GGML_TYPE_F32 && k > 0 && k <= a->ne[0]);
+    ggml_tensor * r = ggml_new_tensor_4d(ctx, GGML_TYPE_I32, k, a->ne[1], a->ne[2], a->ne[3]);
+    r->op = GGML_OP_TOP_K;
+    r->src[0] = a;
+    ggml_set_op_param_i32(r, 0, k);
+    return r;
+}
+
+ggml_tensor * ggml_sum_rows(ggml_context * ctx, ggml_tensor * a) {
+    GGML_ASSERT(a->type == GGML_TYPE_F32);
+    ggml_tensor * r = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 1, a->ne[1], a->ne[2], a->ne[3]);
+    r->op = GGML_OP_SUM_ROWS;
+    r->src[0] = a;
     return r;
 }

@@ -72,6 +72,11 @@ enum ggml_op : int32_t {
     GGML_OP_CONCAT,
     GGML_OP_ARGMAX,
     GGML_OP_FLASH_ATTN_EXT,
+    GGML_OP_MUL_MAT_ID,
+    GGML_OP_TOP_K,
+    GGML_OP_SUM_ROWS,
+    GGML_OP_DIV,
+    GGML_OP_TANH,
     GGML_OP_COUNT,
 };
 const char * ggml_op_name(ggml_op op);  // "ADD", "MUL_MAT", …
@@ -257,6 +262,24 @@ ggml_tensor * ggml_swiglu(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b);
 ggml_tensor * ggml_concat(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b, int dim);
 // Index of the largest element of each row of F32 a [ne0, ne1] → I32 [ne1] (first one on ties).
 ggml_tensor * ggml_argmax(ggml_context * ctx, ggml_tensor * a);
+// Mixture of experts: each token's input times the weights of the experts it was routed to.
+// as [K, M, n_expert] (any MUL_MAT weight type, rows contiguous: one [K, M] matrix per expert),
+// b F32 [K, n_b, n_t] (any strides) with n_b == 1 (every used expert sees the same input) or
+// n_b == n_used, ids I32 [n_used, n_t] (contiguous rows; values in [0, n_expert): the backend
+// reports others as GGML_STATUS_FAILED).
+// Result F32 [M, n_used, n_t], contiguous: dst[:, i, t] = as[:, :, ids[i, t]] @ b[:, i % n_b, t].
+// A backend groups the tokens of a batch by expert: only the experts some token chose are read.
+ggml_tensor * ggml_mul_mat_id(ggml_context * ctx, ggml_tensor * as, ggml_tensor * b, ggml_tensor * ids);
+// Indices of the k largest elements of each row (dim 0) of F32 a [n, ne1, ne2, ne3], largest
+// first, the lower index first among equal values; 0 < k <= n. Result I32 [k, ne1, ne2, ne3].
+ggml_tensor * ggml_top_k(ggml_context * ctx, ggml_tensor * a, int k);
+// Sum of each row (dim 0) of F32 a: result F32 [1, ne1, ne2, ne3].
+ggml_tensor * ggml_sum_rows(ggml_context * ctx, ggml_tensor * a);
+// a / b element-wise with b broadcast to a (as ggml_add).
+ggml_tensor * ggml_div(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b);
+// tanh element-wise over F32/F16/BF16 (result has a's type).
+ggml_tensor * ggml_tanh(ggml_context * ctx, ggml_tensor * a);
+
 // Fused attention. q F32 [D, n_q, n_head, 1] (any strides, e.g. a permuted view);
 // k [D, n_kv, n_head_kv, 1] and v [Dv, n_kv, n_head_kv, 1] of type F16, F32 or Q8_0 with
 // rows (dim 0) contiguous — typically views of a KV cache whose row c holds all heads of
@@ -266,9 +289,10 @@ ggml_tensor * ggml_argmax(ggml_context * ctx, ggml_tensor * a);
 // Result F32 [Dv, n_head, n_q, 1], contiguous:
 //   dst[:, h, i] = sum_j softmax_j(scale * q[:, i, h] . k[:, j, h'] + mask[j, i]) * v[:, j, h']
 // computed in F32 (k, v converted to F32; q never rounded); a row whose mask excludes every
-// cell gives zeros.
+// cell gives zeros. logit_softcap > 0 caps the scores before the mask is added (Gemma 2):
+// s = logit_softcap * tanh(scale * q . k / logit_softcap); 0 leaves them as they are.
 ggml_tensor * ggml_flash_attn_ext(ggml_context * ctx, ggml_tensor * q, ggml_tensor * k,
-                                  ggml_tensor * v, ggml_tensor * mask, float scale);
+                                  ggml_tensor * v, ggml_tensor * mask, float scale, float logit_softcap = 0.0f);
 
 // ---- graphs ----
 struct ggml_cgraph {
