@@ -385,7 +385,7 @@ extern const ggml_mul_mat_kernels ggml_mul_mat_kernels_avx512 = {
     /*name*/ "avx512",
     /*dot_vec_type*/ {GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, GGML_MUL_MAT_QUANT_VEC_TYPES},
     /*dot*/ {dot_rows<load_f32>, dot_rows<load_f16>, dot_rows<load_bf16>,
-            GGML_MUL_MAT_LEGACY_DOTS(avx512), GGML_MUL_MAT_K_DOTS(avx512)},
+            GGML_MUL_MAT_LEGACY_DOTS(avx512), GGML_MUL_MAT_K_DOTS(avx512), GGML_MUL_MAT_IQ_DOTS(avx512)},
     /*dot_vec_from_f32*/ {nullptr, nullptr, nullptr,
                           GGML_MUL_MAT_QUANT_ACT(ggml_quantize_row_q8_0_avx512, ggml_quantize_row_q8_1_avx512,
                                                  ggml_quantize_row_q8_K_avx512)},

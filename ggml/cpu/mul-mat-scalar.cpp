@@ -56,7 +56,7 @@ extern const ggml_mul_mat_kernels ggml_mul_mat_kernels_scalar = {
     /*name*/ "scalar",
     /*dot_vec_type*/ {GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, GGML_MUL_MAT_QUANT_VEC_TYPES},
     /*dot*/ {dot_rows<widen_f32, 4>, dot_rows<widen_f16, 2>, dot_rows<widen_bf16, 2>,
-            GGML_MUL_MAT_LEGACY_DOTS(scalar), GGML_MUL_MAT_K_DOTS(scalar)},
+            GGML_MUL_MAT_LEGACY_DOTS(scalar), GGML_MUL_MAT_K_DOTS(scalar), GGML_MUL_MAT_IQ_DOTS(scalar)},
     /*dot_vec_from_f32*/ {nullptr, nullptr, nullptr, GGML_MUL_MAT_QUANT_ACT(nullptr, nullptr, nullptr)},
     /*gemm_vec_type*/ {GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, GGML_MUL_MAT_QUANT_F32},
     /*gemm_kpair*/ {1, 1, 1, GGML_MUL_MAT_QUANT_ZERO},

@@ -23,8 +23,8 @@
 #include <cstdint>
 
 // Weight types, in table order: F32, F16, BF16, then the quantized ones
-// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K.
-#define GGML_MUL_MAT_N_TYPES 13
+// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4.
+#define GGML_MUL_MAT_N_TYPES 16
 #define GGML_MUL_MAT_MAX_NR 16  // widest B panel of any path
 // Index in the tables (0 … GGML_MUL_MAT_N_TYPES - 1) of a weight type; -1 for any other type.
 int ggml_mul_mat_type_index(ggml_type t);
@@ -38,7 +38,8 @@ int ggml_mul_mat_type_index(ggml_type t);
 // Table entries of the quantized weight types, in table order, for mul-mat-<isa>.cpp.
 #define GGML_MUL_MAT_QUANT_VEC_TYPES                                                               \
     GGML_TYPE_Q8_0, GGML_TYPE_Q8_1, GGML_TYPE_Q8_0, GGML_TYPE_Q8_1, GGML_TYPE_Q8_0, GGML_TYPE_Q8_K, \
-        GGML_TYPE_Q8_K, GGML_TYPE_Q8_K, GGML_TYPE_Q8_K, GGML_TYPE_Q8_K
+        GGML_TYPE_Q8_K, GGML_TYPE_Q8_K, GGML_TYPE_Q8_K, GGML_TYPE_Q8_K, GGML_TYPE_Q8_0, GGML_TYPE_Q8_K, \
+        GGML_TYPE_Q8_0
 #define GGML_MUL_MAT_LEGACY_DOTS(isa)                                                              \
     ggml_dot_q4_0_q8_0_##isa, ggml_dot_q4_1_q8_1_##isa, ggml_dot_q5_0_q8_0_##isa, ggml_dot_q5_1_q8_1_##isa, \
         ggml_dot_q8_0_q8_0_##isa
@@ -51,15 +52,18 @@ int ggml_mul_mat_type_index(ggml_type t);
 #define GGML_MUL_MAT_K_DOTS(isa) nullptr, nullptr, nullptr, nullptr, nullptr
 #define GGML_MUL_MAT_K_ACT(q8_K_fn) nullptr, nullptr, nullptr, nullptr, nullptr
 #endif
+// The codebook formats IQ4_NL, IQ4_XS, MXFP4 (quant-dot-iq-*.cpp).
+#define GGML_MUL_MAT_IQ_DOTS(isa) ggml_dot_iq4_nl_q8_0_##isa, ggml_dot_iq4_xs_q8_K_##isa, ggml_dot_mxfp4_q8_0_##isa
 // dot_vec_from_f32 entries of the quantized types from the three activation quantizers.
 #define GGML_MUL_MAT_QUANT_ACT(q8_0_fn, q8_1_fn, q8_K_fn) \
-    q8_0_fn, q8_1_fn, q8_0_fn, q8_1_fn, q8_0_fn, GGML_MUL_MAT_K_ACT(q8_K_fn)
+    q8_0_fn, q8_1_fn, q8_0_fn, q8_1_fn, q8_0_fn, GGML_MUL_MAT_K_ACT(q8_K_fn), q8_0_fn, q8_K_fn, q8_0_fn
 // Float weight types: the activations stay F32, no GEMM entries beyond the float ones.
-#define GGML_MUL_MAT_QUANT_NONE nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr
-#define GGML_MUL_MAT_QUANT_ZERO 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+#define GGML_MUL_MAT_QUANT_NONE \
+    nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr
+#define GGML_MUL_MAT_QUANT_ZERO 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 #define GGML_MUL_MAT_QUANT_F32                                                                     \
     GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, \
-        GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32
+        GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32
 
 // y[c * ldy + r] = sum_{i < k} a_r[i] * b_c[i] for r < nr, c < nc, where a_r is row r of the
 // weights (a + r * lda bytes, weight type) and b_c is column c of the activations (b + c * ldb

@@ -4,7 +4,7 @@
 //   y[c * ldy + r] = sum_i a_r[i] * b_c[i]   for r < nr, c < nc, i < k
 // where a_r is row r of the weights (blocks of the weight type, a + r * lda bytes) and b_c is
 // column c of the activations, quantized into the partner type (b + c * ldb bytes):
-//   Q4_0, Q5_0, Q8_0 -> Q8_0;  Q4_1, Q5_1 -> Q8_1;  Q2_K … Q6_K -> Q8_K.
+//   Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4 -> Q8_0;  Q4_1, Q5_1 -> Q8_1;  Q2_K … Q6_K, IQ4_XS -> Q8_K.
 // k is a multiple of the block size. With nc == 1 a kernel streams rows (mat-vec, generation);
 // with nc > 1 it tiles rows x columns in registers (mat-mat, prompt processing).
 // Results agree with the scalar kernels to float rounding (integer dot products are exact).
@@ -34,11 +34,20 @@
     GGML_QUANT_DOT_DECL(q5_K, q8_K, isa);                                                          \
     GGML_QUANT_DOT_DECL(q6_K, q8_K, isa)
 
+#define GGML_QUANT_DOT_DECL_IQ(isa)                                                                \
+    GGML_QUANT_DOT_DECL(iq4_nl, q8_0, isa);                                                        \
+    GGML_QUANT_DOT_DECL(iq4_xs, q8_K, isa);                                                        \
+    GGML_QUANT_DOT_DECL(mxfp4, q8_0, isa)
+
 // 32-element formats: quant-dot-legacy-{scalar,avx2,avx512}.cpp;
-// K-quants: quant-dot-k-{scalar,avx2,avx512}.cpp.
+// K-quants: quant-dot-k-{scalar,avx2,avx512}.cpp;
+// codebook formats (IQ4_NL, IQ4_XS, MXFP4): quant-dot-iq-{scalar,avx2,avx512}.cpp.
 GGML_QUANT_DOT_DECL_ALL(scalar);
 GGML_QUANT_DOT_DECL_ALL(avx2);
 GGML_QUANT_DOT_DECL_ALL(avx512);
+GGML_QUANT_DOT_DECL_IQ(scalar);
+GGML_QUANT_DOT_DECL_IQ(avx2);
+GGML_QUANT_DOT_DECL_IQ(avx512);
 
 // Activation quantizers (scalar paths are the _ref functions of ggml/quants.h).
 // Q8_0 / Q8_1: quant-act-{avx2,avx512}.cpp;  Q8_K: quant-act-k-{avx2,avx512}.cpp.

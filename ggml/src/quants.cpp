@@ -1,6 +1,6 @@
 // ggml_quantize_chunk: quantization of rows into any supported type. F32 / F16 / BF16 go through
 // the scalar conversions of types.h, the block types through the quality quantizers of quants.h
-// (Q8_1 and Q8_K, the activation formats, through their reference quantizers).
+// (Q8_1 and Q8_K, the activation formats, and MXFP4 through their reference quantizers).
 #include "ggml/quants.h"
 
 #include <cstring>
@@ -22,6 +22,8 @@ quantize_rows_fn quantize_rows_of(ggml_type type) {
         case GGML_TYPE_Q4_K: return ggml_quantize_q4_K;
         case GGML_TYPE_Q5_K: return ggml_quantize_q5_K;
         case GGML_TYPE_Q6_K: return ggml_quantize_q6_K;
+        case GGML_TYPE_IQ4_NL: return ggml_quantize_iq4_nl;
+        case GGML_TYPE_IQ4_XS: return ggml_quantize_iq4_xs;
         default: return nullptr;
     }
 }
@@ -46,6 +48,10 @@ ggml_from_float_fn convert_row_of(ggml_type type) {
         case GGML_TYPE_Q8_K:
             return [](const float * src, void * dst, int64_t n) {
                 ggml_quantize_row_q8_K_ref(src, static_cast<block_q8_K *>(dst), n);
+            };
+        case GGML_TYPE_MXFP4:
+            return [](const float * src, void * dst, int64_t n) {
+                ggml_quantize_row_mxfp4_ref(src, static_cast<block_mxfp4 *>(dst), n);
             };
         default: return nullptr;
     }

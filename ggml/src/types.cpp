@@ -94,6 +94,12 @@ std::array<ggml_type_traits, GGML_TYPE_COUNT> make_traits() {
     t[GGML_TYPE_Q5_K] = quant<block_q5_K, ggml_dequantize_row_q5_K, ggml_quantize_row_q5_K_ref>("q5_K", QK_K, GGML_TYPE_Q8_K);
     t[GGML_TYPE_Q6_K] = quant<block_q6_K, ggml_dequantize_row_q6_K, ggml_quantize_row_q6_K_ref>("q6_K", QK_K, GGML_TYPE_Q8_K);
     t[GGML_TYPE_Q8_K] = quant<block_q8_K, ggml_dequantize_row_q8_K, ggml_quantize_row_q8_K_ref>("q8_K", QK_K, GGML_TYPE_Q8_K);
+    t[GGML_TYPE_IQ4_NL] =
+        quant<block_iq4_nl, ggml_dequantize_row_iq4_nl, ggml_quantize_row_iq4_nl_ref>("iq4_nl", QK4_NL, GGML_TYPE_Q8_0);
+    t[GGML_TYPE_IQ4_XS] =
+        quant<block_iq4_xs, ggml_dequantize_row_iq4_xs, ggml_quantize_row_iq4_xs_ref>("iq4_xs", QK_K, GGML_TYPE_Q8_K);
+    t[GGML_TYPE_MXFP4] =
+        quant<block_mxfp4, ggml_dequantize_row_mxfp4, ggml_quantize_row_mxfp4_ref>("mxfp4", QK_MXFP4, GGML_TYPE_Q8_0);
     return t;
 }
 

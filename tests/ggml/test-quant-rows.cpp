@@ -113,5 +113,6 @@ TEST_P(quant_rows, set_rows_equals_reference_quantization) {
 INSTANTIATE_TEST_SUITE_P(types, quant_rows,
                          ::testing::Values(GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1,
                                            GGML_TYPE_Q8_0, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K,
-                                           GGML_TYPE_Q5_K, GGML_TYPE_Q6_K),
+                                           GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS,
+                                           GGML_TYPE_MXFP4),
                          [](const ::testing::TestParamInfo<ggml_type> & i) { return std::string(ggml_type_name(i.param)); });

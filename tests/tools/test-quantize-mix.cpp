@@ -43,7 +43,7 @@ std::vector<int> layers_with(const char * mix_name, int n_layers, const char * w
 
 TEST(QuantizeMix, FindIsCaseInsensitiveAndCoversTheIssueList) {
     for (const char * n : {"F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K_S", "Q3_K_M",
-                           "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K"}) {
+                           "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K", "IQ4_NL", "IQ4_XS"}) {
         const quantize_mix * m = quantize_mix_find(n);
         ASSERT_NE(m, nullptr) << n;
         EXPECT_STREQ(m->name, n);
@@ -59,11 +59,30 @@ TEST(QuantizeMix, StandardFileTypeNumbers) {
     const std::pair<const char *, int> expected[] = {
         {"F16", 1},     {"Q4_0", 2},    {"Q4_1", 3},    {"Q8_0", 7},    {"Q5_0", 8},    {"Q5_1", 9},
         {"Q2_K", 10},   {"Q3_K_S", 11}, {"Q3_K_M", 12}, {"Q4_K_S", 14}, {"Q4_K_M", 15}, {"Q5_K_S", 16},
-        {"Q5_K_M", 17}, {"Q6_K", 18},   {"BF16", 32},
+        {"Q5_K_M", 17}, {"Q6_K", 18},   {"BF16", 32},   {"IQ4_NL", 25}, {"IQ4_XS", 30},
     };
     for (const auto & [name, ft] : expected) EXPECT_EQ(int(mix(name).file_type), ft) << name;
     EXPECT_EQ(mix("Q3_K_M").base_type, GGML_TYPE_Q3_K);
     EXPECT_EQ(mix("Q5_K_S").base_type, GGML_TYPE_Q5_K);
+    EXPECT_EQ(mix("iq4_nl").base_type, GGML_TYPE_IQ4_NL);
+    EXPECT_EQ(mix("iq4_xs").base_type, GGML_TYPE_IQ4_XS);
+}
+
+TEST(QuantizeMix, IQ4MixesKeepAttnVAndEarlyFfnDownInQ5K) {
+    for (const char * m : {"IQ4_NL", "IQ4_XS"}) {
+        SCOPED_TRACE(m);
+        const ggml_type base = mix(m).base_type;
+        // attention V in Q5_K only where 4 or more query heads share a KV head
+        EXPECT_EQ(choose(m, llama_info(32, 8), blk(5, "attn_v")), GGML_TYPE_Q5_K);
+        EXPECT_EQ(choose(m, llama_info(32, 4), blk(31, "attn_v")), GGML_TYPE_Q5_K);
+        EXPECT_EQ(choose(m, llama_info(32, 2), blk(5, "attn_v")), base);
+        // feed-forward down: the first eighth of the layers
+        EXPECT_EQ(layers_with(m, 32, "ffn_down", GGML_TYPE_Q5_K), (std::vector<int>{0, 1, 2, 3}));
+        EXPECT_TRUE(layers_with(m, 4, "ffn_down", GGML_TYPE_Q5_K).empty());
+        for (const char * what : {"attn_q", "attn_k", "attn_output", "ffn_gate", "ffn_up"}) {
+            EXPECT_EQ(layers_with(m, 32, what, base).size(), 32u) << what;
+        }
+    }
 }
 
 TEST(QuantizeMix, Q4KMUpgradesAttnVAndFfnDownInMoreBitsLayers) {
@@ -107,7 +126,8 @@ TEST(QuantizeMix, Q3KMAndQ2KUseQ4KAndQ5KUpgrades) {
 TEST(QuantizeMix, OutputMatrixAndEmbeddings) {
     const quantize_model_info untied = llama_info(4, 2, true);
     const quantize_model_info tied = llama_info(4, 2, false);
-    for (const char * m : {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K_S", "Q4_K_M", "Q5_K_S", "Q6_K"}) {
+    for (const char * m :
+         {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K_S", "Q4_K_M", "Q5_K_S", "Q6_K", "IQ4_NL", "IQ4_XS"}) {
         EXPECT_EQ(choose(m, untied, "output.weight", 256), GGML_TYPE_Q6_K) << m;
         EXPECT_EQ(choose(m, tied, "token_embd.weight", 256), GGML_TYPE_Q6_K) << m;
         EXPECT_EQ(choose(m, untied, "token_embd.weight", 256), mix(m).base_type) << m;
@@ -131,6 +151,10 @@ TEST(QuantizeMix, FallbackWhenRowsFitNoBlock) {
     EXPECT_EQ(quantize_fallback_type(GGML_TYPE_Q4_K, 100), GGML_TYPE_F16);
     EXPECT_EQ(quantize_fallback_type(GGML_TYPE_Q8_0, 100), GGML_TYPE_F16);
     EXPECT_EQ(quantize_fallback_type(GGML_TYPE_F16, 7), GGML_TYPE_F16);
+    EXPECT_EQ(quantize_fallback_type(GGML_TYPE_IQ4_XS, 96), GGML_TYPE_IQ4_NL);
+    EXPECT_EQ(quantize_fallback_type(GGML_TYPE_IQ4_XS, 100), GGML_TYPE_F16);
+    EXPECT_EQ(quantize_fallback_type(GGML_TYPE_IQ4_NL, 96), GGML_TYPE_IQ4_NL);
+    EXPECT_EQ(quantize_fallback_type(GGML_TYPE_IQ4_NL, 100), GGML_TYPE_F16);
 
     const quantize_tensor_choice c = quantize_mix_choose(mix("Q4_K_M"), llama_info(4), "blk.0.ffn_up.weight", 100);
     EXPECT_TRUE(c.fallback);

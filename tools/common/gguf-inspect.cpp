@@ -95,13 +95,13 @@ void print_tensors(const gguf_file & f, std::FILE * out) {
     for (const gguf_tensor_info & t : f.tensors()) name_width = std::max(name_width, t.name.size());
     const int index_width = int(std::to_string(f.n_tensors()).size());
     std::fprintf(out, "tensors: %zu (data section at byte %zu)\n", f.n_tensors(), f.data_offset());
-    std::fprintf(out, "  %*s  %-*s  %-5s  %-22s  %12s  %12s\n", index_width, "#", int(name_width), "name", "type",
+    std::fprintf(out, "  %*s  %-*s  %-6s  %-22s  %12s  %12s\n", index_width, "#", int(name_width), "name", "type",
                  "shape", "offset", "bytes");
     std::map<std::string, std::pair<size_t, size_t>> per_type;  // name -> (count, bytes)
     size_t total = 0;
     for (size_t i = 0; i < f.n_tensors(); ++i) {
         const gguf_tensor_info & t = f.tensor(i);
-        std::fprintf(out, "  %*zu  %-*s  %-5s  %-22s  %12" PRIu64 "  %12zu\n", index_width, i, int(name_width),
+        std::fprintf(out, "  %*zu  %-*s  %-6s  %-22s  %12" PRIu64 "  %12zu\n", index_width, i, int(name_width),
                      t.name.c_str(), ggml_type_name(t.type), shape_text(t).c_str(), t.offset, t.size);
         auto & pt = per_type[ggml_type_name(t.type)];
         pt.first += 1;

@@ -60,6 +60,11 @@ constexpr mix_rule k_rules[] = {
     {QUANTIZE_FTYPE_MOSTLY_Q5_K_M, mix_tensor_kind::attn_v, mix_layers::more_bits, mix_condition::none, GGML_TYPE_Q6_K},
     {QUANTIZE_FTYPE_MOSTLY_Q5_K_M, mix_tensor_kind::ffn_down, mix_layers::more_bits, mix_condition::none, GGML_TYPE_Q6_K},
     {QUANTIZE_FTYPE_MOSTLY_Q5_K_M, mix_tensor_kind::attn_qkv, mix_layers::all, mix_condition::none, GGML_TYPE_Q6_K},
+
+    {QUANTIZE_FTYPE_MOSTLY_IQ4_NL, mix_tensor_kind::attn_v, mix_layers::all, mix_condition::gqa_at_least_4, GGML_TYPE_Q5_K},
+    {QUANTIZE_FTYPE_MOSTLY_IQ4_NL, mix_tensor_kind::ffn_down, mix_layers::first_eighth, mix_condition::none, GGML_TYPE_Q5_K},
+    {QUANTIZE_FTYPE_MOSTLY_IQ4_XS, mix_tensor_kind::attn_v, mix_layers::all, mix_condition::gqa_at_least_4, GGML_TYPE_Q5_K},
+    {QUANTIZE_FTYPE_MOSTLY_IQ4_XS, mix_tensor_kind::ffn_down, mix_layers::first_eighth, mix_condition::none, GGML_TYPE_Q5_K},
 };
 
 // Name parts of 2-D weights that are kept as they are (small, or sensitive, or not matrices
@@ -137,6 +142,7 @@ const std::vector<quantize_mix> & quantize_mix_all() {
         {"Q3_K_L", QUANTIZE_FTYPE_MOSTLY_Q3_K_L, GGML_TYPE_Q3_K}, {"Q4_K_S", QUANTIZE_FTYPE_MOSTLY_Q4_K_S, GGML_TYPE_Q4_K},
         {"Q4_K_M", QUANTIZE_FTYPE_MOSTLY_Q4_K_M, GGML_TYPE_Q4_K}, {"Q5_K_S", QUANTIZE_FTYPE_MOSTLY_Q5_K_S, GGML_TYPE_Q5_K},
         {"Q5_K_M", QUANTIZE_FTYPE_MOSTLY_Q5_K_M, GGML_TYPE_Q5_K}, {"Q6_K", QUANTIZE_FTYPE_MOSTLY_Q6_K, GGML_TYPE_Q6_K},
+        {"IQ4_NL", QUANTIZE_FTYPE_MOSTLY_IQ4_NL, GGML_TYPE_IQ4_NL}, {"IQ4_XS", QUANTIZE_FTYPE_MOSTLY_IQ4_XS, GGML_TYPE_IQ4_XS},
     };
     return mixes;
 }
@@ -208,6 +214,7 @@ ggml_type quantize_fallback_type(ggml_type t, int64_t ne0) {
         case GGML_TYPE_Q4_K: alt = GGML_TYPE_Q5_0; break;
         case GGML_TYPE_Q5_K: alt = GGML_TYPE_Q5_1; break;
         case GGML_TYPE_Q6_K: alt = GGML_TYPE_Q8_0; break;
+        case GGML_TYPE_IQ4_XS: alt = GGML_TYPE_IQ4_NL; break;
         default: break;
     }
     return ne0 % ggml_blck_size(alt) == 0 ? alt : GGML_TYPE_F16;

@@ -12,8 +12,11 @@
 // The rules follow the per-tensor choices of the established quantizer (llama.cpp's
 // llama-quantize) for dense models: the output matrix (or the token embeddings when the output
 // is tied to them) gets Q6_K unless the mix is Q8_0; attention V and feed-forward down get a
-// higher type in some layers for the _M / _S K mixes; everything else gets the mix's base type.
-// F16 / BF16 mixes apply no rules. The rules themselves live in a table in quantize-mix.cpp.
+// higher type in some layers for the _M / _S K mixes; the IQ4_NL / IQ4_XS mixes (quantized
+// without an importance matrix) keep attention V in Q5_K when 4 or more query heads share a KV
+// head, and feed-forward down of the first eighth of the layers in Q5_K; everything else gets
+// the mix's base type. F16 / BF16 mixes apply no rules. The rules themselves live in a table in
+// quantize-mix.cpp.
 #pragma once
 
 #include "ggml/types.h"
@@ -41,6 +44,8 @@ enum quantize_file_type : int32_t {
     QUANTIZE_FTYPE_MOSTLY_Q5_K_S = 16,
     QUANTIZE_FTYPE_MOSTLY_Q5_K_M = 17,
     QUANTIZE_FTYPE_MOSTLY_Q6_K = 18,
+    QUANTIZE_FTYPE_MOSTLY_IQ4_NL = 25,
+    QUANTIZE_FTYPE_MOSTLY_IQ4_XS = 30,
     QUANTIZE_FTYPE_MOSTLY_BF16 = 32,
 };
 
@@ -88,5 +93,6 @@ quantize_tensor_choice quantize_mix_choose(const quantize_mix & mix, const quant
                                            std::string_view name, int64_t ne0);
 
 // The type used instead of t when rows of ne0 elements do not fit t's block size (t itself when
-// they fit): K-quants → Q4_0 / Q5_0 / Q5_1 / Q8_0, and F16 when no 32-element block fits either.
+// they fit): K-quants → Q4_0 / Q5_0 / Q5_1 / Q8_0, IQ4_XS → IQ4_NL, and F16 when no 32-element
+// block fits either.
 ggml_type quantize_fallback_type(ggml_type t, int64_t ne0);

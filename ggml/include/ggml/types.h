@@ -8,9 +8,10 @@
 //   float x = ggml_fp16_to_fp32(ggml_fp32_to_fp16(1.5f));        // 1.5f
 //
 // The numeric values of ggml_type are the ids used in GGUF files, so a type read from a file
-// maps directly. Block-quantized types (Q4_0 … Q8_K) have their block layouts and functions in
-// ggml/quants.h; to_float is their bit-exact dequantization, from_float the round-to-nearest
-// reference quantizer (ggml_quantize_chunk is the quality one).
+// maps directly (ids of formats this library does not implement are not valid: 4, 5, 16..19,
+// 21, 22, 29, 31..38). Block-quantized types (Q4_0 … Q8_K, IQ4_NL, IQ4_XS, MXFP4) have their
+// block layouts and functions in ggml/quants.h; to_float is their bit-exact dequantization,
+// from_float the round-to-nearest reference quantizer (ggml_quantize_chunk is the quality one).
 #pragma once
 
 #include <cstddef>
@@ -31,13 +32,16 @@ enum ggml_type : int32_t {
     GGML_TYPE_Q5_K = 13,
     GGML_TYPE_Q6_K = 14,
     GGML_TYPE_Q8_K = 15,
+    GGML_TYPE_IQ4_NL = 20,
+    GGML_TYPE_IQ4_XS = 23,
     GGML_TYPE_I8   = 24,
     GGML_TYPE_I16  = 25,
     GGML_TYPE_I32  = 26,
     GGML_TYPE_I64  = 27,
     GGML_TYPE_F64  = 28,
     GGML_TYPE_BF16 = 30,
-    GGML_TYPE_COUNT = 31,
+    GGML_TYPE_MXFP4 = 39,
+    GGML_TYPE_COUNT = 40,
 };
 
 using ggml_fp16_t = uint16_t;  // IEEE 754 binary16 bits
