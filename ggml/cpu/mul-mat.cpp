@@ -10,6 +10,7 @@
 //      panels) tiles for the GEMM.
 // The kernels of the backend's ISA come from the tables in mul-mat.h.
 #include "mul-mat.h"
+#include "mul-mat-plan.h"
 
 #include "convert.h"
 #include "ops.h"
@@ -20,23 +21,24 @@
 namespace {
 
 constexpr size_t k_align = 64;
-// Quantized weights, dot path: a job's weight rows stay in the core's L2 cache while the
-// kernel runs over the job's columns in passes of 12 to 16 (bytes of weights per job, at most)...
-constexpr size_t k_job_weight_bytes = size_t(512) << 10;
-// ... and a job takes at most this many columns (the weights of a job are read from memory or
-// L3 once per job, so more columns per job mean less traffic; fewer mean more jobs to share).
-constexpr int64_t k_job_cols = 64;
+// Job sizes of the quantized dot path (see mul-mat-plan.h).
+constexpr size_t k_job_weight_bytes = ggml_mul_mat_job_weight_bytes;
+constexpr int64_t k_job_cols = ggml_mul_mat_job_cols;
 
 size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-const ggml_mul_mat_kernels & mul_mat_kernels_for(ggml_cpu_isa isa) {
+}  // namespace
+
+const ggml_mul_mat_kernels & ggml_mul_mat_kernels_for(ggml_cpu_isa isa) {
     switch (isa) {
         case ggml_cpu_isa::avx512: return ggml_mul_mat_kernels_avx512;
         case ggml_cpu_isa::avx2: return ggml_mul_mat_kernels_avx2;
         default: return ggml_mul_mat_kernels_scalar;
     }
 }
+
+namespace {
 
 // What one node does with one kernel table, and where it keeps things in the work buffer.
 struct mul_mat_plan {
@@ -60,13 +62,17 @@ struct mul_mat_plan {
 
 int64_t mul_mat_n_batches(const mul_mat_plan & pl) { return pl.ne12 * pl.ne13; }
 
+}  // namespace
+
 // The dot path's conversion of F32 activations into vt: the table's quantizer, else the
 // float conversions of the ISA (F32 / F16 / BF16), else the reference of the type traits.
-ggml_from_float_fn mul_mat_from_f32(const ggml_mul_mat_kernels & kt, int ti, ggml_type vt) {
+ggml_from_float_fn ggml_mul_mat_from_f32(const ggml_mul_mat_kernels & kt, int ti, ggml_type vt) {
     if (kt.dot_vec_from_f32[ti]) return kt.dot_vec_from_f32[ti];
     if (vt == GGML_TYPE_F32) return nullptr;  // copied or gathered
     return ggml_get_type_traits(vt).is_quantized ? ggml_get_type_traits(vt).from_float : nullptr;
 }
+
+namespace {
 
 mul_mat_plan mul_mat_make_plan(const ggml_tensor * dst, const ggml_mul_mat_kernels & kt) {
     const ggml_tensor * a = dst->src[0];
@@ -100,7 +106,7 @@ mul_mat_plan mul_mat_make_plan(const ggml_tensor * dst, const ggml_mul_mat_kerne
     } else {
         pl.vt = kt.dot_vec_type[pl.ti];
         pl.convert = pl.vt != GGML_TYPE_F32 || b->nb[0] != sizeof(float);
-        pl.from_f32 = mul_mat_from_f32(kt, pl.ti, pl.vt);
+        pl.from_f32 = ggml_mul_mat_from_f32(kt, pl.ti, pl.vt);
         pl.row_bytes = align_up(ggml_row_size(pl.vt, pl.k), k_align);
         pl.b_bytes = pl.convert ? pl.row_bytes * size_t(pl.n * mul_mat_n_batches(pl)) : 0;
         pl.thread_bytes = pl.convert ? row_f32 : 0;
@@ -133,14 +139,18 @@ mul_mat_work mul_mat_work_layout(const ggml_compute_params & p, const mul_mat_pl
     return w;
 }
 
+}  // namespace
+
 // Row n of batch (i12, i13) of b as F32: a pointer into b when its elements are adjacent,
 // otherwise gathered into tmp.
-const float * mul_mat_b_row(const ggml_tensor * b, int64_t n, int64_t i12, int64_t i13, float * tmp) {
+const float * ggml_mul_mat_b_row(const ggml_tensor * b, int64_t n, int64_t i12, int64_t i13, float * tmp) {
     const char * row = static_cast<const char *>(b->data) + n * b->nb[1] + i12 * b->nb[2] + i13 * b->nb[3];
     if (b->nb[0] == sizeof(float)) return reinterpret_cast<const float *>(row);
     for (int64_t k = 0; k < b->ne[0]; ++k) std::memcpy(&tmp[k], row + k * b->nb[0], sizeof(float));
     return tmp;
 }
+
+namespace {
 
 // Phase 1, dot path: every row of b converted to the kernels' type (or, for F32, gathered),
 // rows back to back.
@@ -155,10 +165,11 @@ void mul_mat_convert_rows(const ggml_compute_params & p, const mul_mat_plan & pl
             const int64_t n = r % pl.n, bi = r / pl.n;
             char * out = w.b + size_t(r) * pl.row_bytes;
             if (pl.vt == GGML_TYPE_F32) {
-                const float * src = mul_mat_b_row(b, n, bi % pl.ne12, bi / pl.ne12, reinterpret_cast<float *>(out));
+                float * gathered = reinterpret_cast<float *>(out);
+                const float * src = ggml_mul_mat_b_row(b, n, bi % pl.ne12, bi / pl.ne12, gathered);
                 if (src != reinterpret_cast<const float *>(out)) std::memcpy(out, src, size_t(pl.k) * sizeof(float));
             } else {
-                from_f32(mul_mat_b_row(b, n, bi % pl.ne12, bi / pl.ne12, tmp), out, pl.k);
+                from_f32(ggml_mul_mat_b_row(b, n, bi % pl.ne12, bi / pl.ne12, tmp), out, pl.k);
             }
         }
     });
@@ -184,7 +195,7 @@ void mul_mat_pack_panels(const ggml_compute_params & p, const mul_mat_plan & pl,
                 rows[j] = nullptr;
                 if (n >= pl.n) continue;
                 float * gathered = reinterpret_cast<float *>(scratch + size_t(j) * (row_f32 + row_b16));
-                const float * src = mul_mat_b_row(b, n, bi % pl.ne12, bi / pl.ne12, gathered);
+                const float * src = ggml_mul_mat_b_row(b, n, bi % pl.ne12, bi / pl.ne12, gathered);
                 if (pl.kpair == 2) {
                     uint16_t * h = reinterpret_cast<uint16_t *>(reinterpret_cast<char *>(gathered) + row_f32);
                     from_f32(src, h, pl.k);
@@ -308,6 +319,9 @@ int ggml_mul_mat_type_index(ggml_type t) {
         case GGML_TYPE_Q4_K: return 10;
         case GGML_TYPE_Q5_K: return 11;
         case GGML_TYPE_Q6_K: return 12;
+        case GGML_TYPE_IQ4_NL: return 13;
+        case GGML_TYPE_IQ4_XS: return 14;
+        case GGML_TYPE_MXFP4: return 15;
         default: return -1;
     }
 }
@@ -351,7 +365,7 @@ void ggml_cpu_op_mul_mat(const ggml_compute_params & p, ggml_tensor * dst) {
         mul_mat_zero(p, dst);
         return;
     }
-    const mul_mat_plan pl = mul_mat_make_plan(dst, mul_mat_kernels_for(p.isa));
+    const mul_mat_plan pl = mul_mat_make_plan(dst, ggml_mul_mat_kernels_for(p.isa));
     const mul_mat_work w = mul_mat_work_layout(p, pl);
     if (pl.gemm) {
         mul_mat_pack_panels(p, pl, dst->src[1], w);

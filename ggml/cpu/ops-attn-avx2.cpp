@@ -5,7 +5,9 @@
 //
 // scores: 8 cells at a time, one accumulator per cell (q loaded once per 8-float chunk and used
 // by all 8), then the accumulators are summed lane-wise with two levels of hadd and one
-// exchange of 128-bit halves: lane t of the result is cell t's dot product.
+// exchange of 128-bit halves: lane t of the result is cell t's dot product. The soft-capped
+// variant applies cap * tanh(.) to those (vec-math-avx2.h) in the same loop, compiled
+// separately so that the plain one is unchanged.
 // accumulate: 32 output floats (four registers) at a time over every cell of the tile, two
 // cells per step, then the last 16 (dvp is a multiple of 16).
 #pragma GCC diagnostic push
@@ -19,6 +21,7 @@
 #include <cstring>
 
 #include "cpu/ops-attn.h"
+#include "cpu/vec-math-avx2.h"
 #include "ggml/quants.h"
 
 namespace {
@@ -32,9 +35,11 @@ static inline __m256 sum8(const __m256 * c) {
     return _mm256_add_ps(_mm256_permute2f128_ps(h0123, h4567, 0x20), _mm256_permute2f128_ps(h0123, h4567, 0x31));
 }
 
-static float attn_scores_avx2(const float * q, const float * k, int64_t dp, int64_t n, float scale,
-                              const float * mask, float * s) {
+template <bool Cap>
+static inline float attn_scores_impl_avx2(const float * q, const float * k, int64_t dp, int64_t n, float scale,
+                                          float cap, const float * mask, float * s) {
     const __m256 vscale = _mm256_set1_ps(scale);
+    const __m256 vcap = _mm256_set1_ps(cap);
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     __m256 vmax = _mm256_set1_ps(-__builtin_inff());
     for (int64_t t0 = 0; t0 < n; t0 += 8) {
@@ -50,7 +55,12 @@ static float attn_scores_avx2(const float * q, const float * k, int64_t dp, int6
         const int left = n - t0 >= 8 ? 8 : int(n - t0);
         const __m256i valid = _mm256_cmpgt_epi32(_mm256_set1_epi32(left), lane);  // lanes < left
         const __m256 m = mask ? _mm256_maskload_ps(mask + t0, valid) : _mm256_setzero_ps();
-        const __m256 st = _mm256_fmadd_ps(sum8(c), vscale, m);
+        __m256 st;
+        if constexpr (Cap) {
+            st = _mm256_fmadd_ps(vec_math_tanh_avx2(_mm256_mul_ps(sum8(c), vscale)), vcap, m);
+        } else {
+            st = _mm256_fmadd_ps(sum8(c), vscale, m);
+        }
         _mm256_storeu_ps(s + t0, st);
         // invalid lanes -inf; max(st, vmax) keeps vmax where st is NaN
         const __m256 sv = _mm256_blendv_ps(_mm256_set1_ps(-__builtin_inff()), st, _mm256_castsi256_ps(valid));
@@ -60,6 +70,16 @@ static float attn_scores_avx2(const float * q, const float * k, int64_t dp, int6
     h = _mm_max_ps(h, _mm_movehl_ps(h, h));
     h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
     return _mm_cvtss_f32(h);
+}
+
+static float attn_scores_avx2(const float * q, const float * k, int64_t dp, int64_t n, float scale,
+                              const float * mask, float * s) {
+    return attn_scores_impl_avx2<false>(q, k, dp, n, scale, 0.0f, mask, s);
+}
+
+static float attn_scores_softcap_avx2(const float * q, const float * k, int64_t dp, int64_t n, float scale,
+                                      float cap, const float * mask, float * s) {
+    return attn_scores_impl_avx2<true>(q, k, dp, n, scale, cap, mask, s);
 }
 
 // 32 output floats per block, two cells per step into two sets of accumulators (eight
@@ -156,6 +176,7 @@ static void attn_rows_q8_0_to_f32_avx2(const uint8_t * base, size_t stride, cons
 const ggml_cpu_attn_fns attn_fns_avx2 = {
     "avx2",
     attn_scores_avx2,
+    attn_scores_softcap_avx2,
     attn_accumulate_avx2,
     attn_rows_f16_to_f32_avx2,
     attn_rows_q8_0_to_f32_avx2,

@@ -6,14 +6,11 @@
 // scores: 16 cells at a time, one accumulator per cell (q loaded once per 16-float chunk and
 // used by all 16), then the 16 accumulators are summed lane-wise into one vector whose lane t
 // is cell t's dot product (a transpose-and-add tree: 15 merges instead of 16 full horizontal
-// sums).
+// sums). The soft-capped variant applies cap * tanh(.) to those dot products (vec-math-avx512.h)
+// in the same loop, compiled separately so that the plain one is unchanged.
 // accumulate: 64 output floats (four registers) at a time over every cell of the tile, two
 // cells per step, then single 16-float chunks for the rest.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
+#include "cpu/vec-math-avx512.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -52,9 +49,11 @@ static inline __m512 sum16(const __m512 * c) {
     return merge_lanes(merge_lanes(q0, q1), merge_lanes(q2, q3));
 }
 
-static float attn_scores_avx512(const float * q, const float * k, int64_t dp, int64_t n, float scale,
-                                const float * mask, float * s) {
+template <bool Cap>
+static inline float attn_scores_impl_avx512(const float * q, const float * k, int64_t dp, int64_t n, float scale,
+                                            float cap, const float * mask, float * s) {
     const __m512 vscale = _mm512_set1_ps(scale);
+    const __m512 vcap = _mm512_set1_ps(cap);
     __m512 vmax = _mm512_set1_ps(-__builtin_inff());
     for (int64_t t0 = 0; t0 < n; t0 += 16) {
         const float * kt = k + t0 * dp;
@@ -68,11 +67,26 @@ static float attn_scores_avx512(const float * q, const float * k, int64_t dp, in
         }
         const __mmask16 valid = n - t0 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - t0)) - 1u);
         const __m512 m = mask ? _mm512_maskz_loadu_ps(valid, mask + t0) : _mm512_setzero_ps();
-        const __m512 st = _mm512_fmadd_ps(sum16(c), vscale, m);
+        __m512 st;
+        if constexpr (Cap) {
+            st = _mm512_fmadd_ps(vec_math_tanh_avx512(_mm512_mul_ps(sum16(c), vscale)), vcap, m);
+        } else {
+            st = _mm512_fmadd_ps(sum16(c), vscale, m);
+        }
         _mm512_storeu_ps(s + t0, st);
         vmax = _mm512_mask_max_ps(vmax, valid, st, vmax);  // NaN lanes keep vmax
     }
     return _mm512_reduce_max_ps(vmax);
+}
+
+static float attn_scores_avx512(const float * q, const float * k, int64_t dp, int64_t n, float scale,
+                                const float * mask, float * s) {
+    return attn_scores_impl_avx512<false>(q, k, dp, n, scale, 0.0f, mask, s);
+}
+
+static float attn_scores_softcap_avx512(const float * q, const float * k, int64_t dp, int64_t n, float scale,
+                                        float cap, const float * mask, float * s) {
+    return attn_scores_impl_avx512<true>(q, k, dp, n, scale, cap, mask, s);
 }
 
 // Two cells per step into two sets of accumulators (eight independent FMA chains for a
@@ -155,6 +169,7 @@ static void attn_rows_q8_0_to_f32_avx512(const uint8_t * base, size_t stride, co
 const ggml_cpu_attn_fns attn_fns_avx512 = {
     "avx512",
     attn_scores_avx512,
+    attn_scores_softcap_avx512,
     attn_accumulate_avx512,
     attn_rows_f16_to_f32_avx512,
     attn_rows_q8_0_to_f32_avx512,

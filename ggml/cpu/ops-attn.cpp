@@ -8,6 +8,7 @@
 // by all those rows (the K/V rows of one kv head at a time, so that the tile stays in L1).
 // Per row and tile (blocked online softmax, one pass over the cells):
 //   s_t   = scale * q . k_t + mask_t            (-inf where the mask excludes the cell)
+//           (with a soft-cap c > 0: c * tanh(scale * q . k_t / c) + mask_t, its own inner loop)
 //   m'    = max(m, max_t s_t);  alpha = exp(m - m')
 //   w_t   = exp(s_t - m');  l = alpha * l + sum_t w_t;  acc = alpha * acc + sum_t w_t v_t
 // and at the end dst = acc / l (zeros when no cell was visible). Cells that the mask excludes
@@ -106,6 +107,7 @@ struct attn_args {
     const ggml_tensor * mask = nullptr;
     ggml_tensor * dst = nullptr;
     float scale = 1.0f;
+    float softcap = 0.0f;  // > 0: scores are soft-capped (scale is then divided by it)
     ggml_to_float_fn k_to_f32 = nullptr;
     ggml_to_float_fn v_to_f32 = nullptr;
     ggml_to_float_fn mask_to_f32 = nullptr;
@@ -274,7 +276,9 @@ void attn_row_tile(const attn_args & a, const attn_plan & pl, const attn_scratch
                    int64_t n) {
     float * s = sc.s + r * k_tile;
     const float * mrow = a.mask ? sc.mt + ii * k_tile : nullptr;  // -inf in the mask stays -inf
-    const float mx = a.fa->scores(sc.q + r * pl.dp, sc.kt, pl.dp, n, a.scale, mrow, s);
+    const float * q = sc.q + r * pl.dp;
+    const float mx = a.softcap > 0.0f ? a.fa->scores_softcap(q, sc.kt, pl.dp, n, a.scale, a.softcap, mrow, s)
+                                      : a.fa->scores(q, sc.kt, pl.dp, n, a.scale, mrow, s);
     const float m_new = std::max(sc.m[r], mx);
     if (m_new == -INFINITY) return;  // nothing visible to this row yet
     const float alpha = sc.m[r] == -INFINITY ? 0.0f : std::exp(sc.m[r] - m_new);
@@ -408,6 +412,19 @@ float attn_scores_scalar(const float * q, const float * k, int64_t dp, int64_t n
     return mx;
 }
 
+float attn_scores_softcap_scalar(const float * q, const float * k, int64_t dp, int64_t n, float scale, float cap,
+                                 const float * mask, float * s) {
+    float mx = -INFINITY;
+    for (int64_t t = 0; t < n; ++t) {
+        const float * kr = k + t * dp;
+        double sum = 0.0;
+        for (int64_t d = 0; d < dp; ++d) sum += double(q[d]) * double(kr[d]);
+        s[t] = float(double(cap) * std::tanh(double(float(sum) * scale))) + (mask ? mask[t] : 0.0f);
+        mx = s[t] > mx ? s[t] : mx;
+    }
+    return mx;
+}
+
 void attn_accumulate_scalar(float * acc, const float * v, int64_t dvp, const float * w, int64_t n) {
     for (int64_t t = 0; t < n; ++t) {
         if (w[t] == 0.0f) continue;
@@ -431,8 +448,9 @@ void attn_rows_q8_0_to_f32_scalar(const uint8_t * base, size_t stride, const int
     }
 }
 
-const ggml_cpu_attn_fns attn_fns_scalar = {"scalar", attn_scores_scalar, attn_accumulate_scalar,
-                                           attn_rows_f16_to_f32_scalar, attn_rows_q8_0_to_f32_scalar};
+const ggml_cpu_attn_fns attn_fns_scalar = {"scalar", attn_scores_scalar, attn_scores_softcap_scalar,
+                                           attn_accumulate_scalar, attn_rows_f16_to_f32_scalar,
+                                           attn_rows_q8_0_to_f32_scalar};
 
 }  // namespace
 
@@ -478,6 +496,8 @@ void ggml_cpu_op_flash_attn_ext(const ggml_compute_params & p, ggml_tensor * dst
     a.mask = dst->src[3];
     a.dst = dst;
     a.scale = ggml_get_op_param<float>(dst, 0);
+    a.softcap = ggml_get_op_param<float>(dst, 1);
+    if (a.softcap > 0.0f) a.scale /= a.softcap;
     a.k_to_f32 = attn_row_converter(a.k->type, cv);
     a.v_to_f32 = attn_row_converter(a.v->type, cv);
     if (a.mask) a.mask_to_f32 = attn_row_converter(a.mask->type, cv);

@@ -3,6 +3,7 @@
 // Usage (inside ops-attn.cpp, on one tile of n cells already converted to F32):
 //   const ggml_cpu_attn_fns & fa = ggml_cpu_attn_for(p.isa);
 //   float mx = fa.scores(q, k_tile, dp, n, scale, mask_row, s);  // s[t] = scale q.k_t + mask[t]
+//   mx = fa.scores_softcap(q, k_tile, dp, n, scale / cap, cap, mask_row, s);  // soft-capped
 //   fa.accumulate(acc, v_tile, dvp, w, n); // acc += sum_t w[t] * v_tile[t*dvp ..]
 //   fa.rows_f16_to_f32(k_base, nb1, cells, n, d, k_tile, dp);   // gathers F16 rows as F32
 //
@@ -28,6 +29,10 @@ struct ggml_cpu_attn_fns {
     // (rows past n zero), s room for pad16(n) floats; mask is read for t < n only.
     float (*scores)(const float * q, const float * k, int64_t dp, int64_t n, float scale, const float * mask,
                     float * s);
+    // The same with the scores soft-capped (cap > 0): s[t] = cap * tanh(scale * q.k_t) + mask[t]
+    // (the caller passes scale already divided by cap); tanh as in ops-vec.h.
+    float (*scores_softcap)(const float * q, const float * k, int64_t dp, int64_t n, float scale, float cap,
+                            const float * mask, float * s);
     // acc[d] += sum_t w[t] * v[t*dvp + d] for d in [0, dvp); dvp % 16 == 0.
     void (*accumulate)(float * acc, const float * v, int64_t dvp, const float * w, int64_t n);
     // F16 rows (d elements each) at base + cells[t] * stride into y[t*dp ..], t in [0, n), each

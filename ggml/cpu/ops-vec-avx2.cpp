@@ -5,36 +5,17 @@
 // ISA-file rules in ops-vec.h). Tails are handled with masked loads and stores, so every
 // element goes through the same vector code and nothing past n is touched.
 //
-// exp(x), shared with the AVX-512 file (same constants, same steps):
-//   1. clamp x to [-110, 89]: beyond those ends the result is 0 or inf anyway, and the clamp
-//      keeps the steps below finite (NaN passes through the clamp and stays NaN);
-//   2. n = round(x * log2(e)), r = x - n*ln2 with ln2 split into C1 + C2 (Cody and Waite):
-//      C1 = 0.693359375 has 9 significant bits, so x - n*C1 is exact; |r| <= ~0.347;
-//   3. e^r = 1 + r + r^2 * (c2 + c3 r + c4 r^2 + c5 r^3 + c6 r^4), coefficients fitted by us
-//      for minimal relative error on [-0.354, 0.354] (approximation error 3.5e-9; what is
-//      left is float rounding, ~1 ulp);
-//   4. e^x = e^r * 2^n, applied as (e^r * 2^n1) * 2^n2 with n1 = floor(n/2), n2 = n - n1 so
-//      each factor is a normal float; the last product rounds once, which gives correctly
-//      rounded subnormal results and inf on overflow.
+// exp(x) and tanh(x) are those of vec-math-avx2.h (shared with the attention kernel).
 #include <immintrin.h>
 
 #include <cstddef>
 #include <cstdint>
 
 #include "cpu/ops-vec.h"
+#include "cpu/vec-math-avx2.h"
 
 namespace {
 
-constexpr float exp_lo = -110.0f;
-constexpr float exp_hi = 89.0f;
-constexpr float exp_log2e = 1.44269504088896341f;
-constexpr float exp_c1 = 0.693359375f;
-constexpr float exp_c2 = -2.12194440e-4f;
-constexpr float exp_p2 = 4.999999404e-01f;
-constexpr float exp_p3 = 1.666650921e-01f;
-constexpr float exp_p4 = 4.166853055e-02f;
-constexpr float exp_p5 = 8.370140567e-03f;
-constexpr float exp_p6 = 1.381165115e-03f;
 constexpr float gelu_k1 = 0.7978845608028654f;                  // sqrt(2/pi)
 constexpr float gelu_k3 = 0.7978845608028654f * 0.044715f;      // sqrt(2/pi) * 0.044715
 
@@ -44,27 +25,8 @@ inline __m256i tail_mask(int64_t rem) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)rem), iota);
 }
 
-inline __m256 pow2_avx2(__m256i n) {
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23));
-}
-
 inline __m256 exp_avx2(__m256 x) {
-    x = _mm256_min_ps(_mm256_set1_ps(exp_hi), x);  // NaN in x: x is returned
-    x = _mm256_max_ps(_mm256_set1_ps(exp_lo), x);
-    const __m256 nf = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(exp_log2e)),
-                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(nf, _mm256_set1_ps(exp_c1), x);
-    r = _mm256_fnmadd_ps(nf, _mm256_set1_ps(exp_c2), r);
-    __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(exp_p6), r, _mm256_set1_ps(exp_p5));
-    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(exp_p4));
-    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(exp_p3));
-    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(exp_p2));
-    const __m256 t = _mm256_fmadd_ps(q, _mm256_mul_ps(r, r), r);
-    const __m256 p = _mm256_add_ps(t, _mm256_set1_ps(1.0f));
-    const __m256i n = _mm256_cvtps_epi32(nf);
-    const __m256i n1 = _mm256_srai_epi32(n, 1);
-    const __m256i n2 = _mm256_sub_epi32(n, n1);
-    return _mm256_mul_ps(_mm256_mul_ps(p, pow2_avx2(n1)), pow2_avx2(n2));
+    return vec_math_exp_avx2(x);
 }
 
 // x * sigmoid(v) with e = exp(-|v|): sigmoid(v) = 1 / (1 + e) for v >= 0 and e / (1 + e) for
@@ -149,10 +111,12 @@ inline float hmax_avx2(__m256 v) {
 
 OPS_VEC_AVX2_BINARY(vec_add_avx2, _mm256_add_ps(va, vb))
 OPS_VEC_AVX2_BINARY(vec_mul_avx2, _mm256_mul_ps(va, vb))
+OPS_VEC_AVX2_BINARY(vec_div_avx2, _mm256_div_ps(va, vb))
 OPS_VEC_AVX2_BINARY(vec_swiglu_avx2, _mm256_mul_ps(silu_avx2(va), vb))
 OPS_VEC_AVX2_UNARY(vec_exp_avx2, exp_avx2(v))
 OPS_VEC_AVX2_UNARY(vec_silu_avx2, silu_avx2(v))
 OPS_VEC_AVX2_UNARY(vec_gelu_avx2, gelu_avx2(v))
+OPS_VEC_AVX2_UNARY(vec_tanh_avx2, vec_math_tanh_avx2(v))
 
 void vec_scale_avx2(const float * x, float s, float bias, float * y, int64_t n) {
     const __m256 vs = _mm256_set1_ps(s);
@@ -322,6 +286,7 @@ const ggml_cpu_vec_fns vec_fns_avx2 = {
     "avx2",
     vec_add_avx2,
     vec_mul_avx2,
+    vec_div_avx2,
     vec_scale_avx2,
     vec_scale_add_avx2,
     vec_sum_avx2,
@@ -333,6 +298,7 @@ const ggml_cpu_vec_fns vec_fns_avx2 = {
     vec_silu_avx2,
     vec_swiglu_avx2,
     vec_gelu_avx2,
+    vec_tanh_avx2,
     vec_rope_norm_avx2,
     vec_rope_neox_avx2,
 };

@@ -5,15 +5,8 @@
 // ops-vec.h). Tails use mask registers: every element goes through the same vector code and
 // nothing past n is touched.
 //
-// exp(x) follows the steps documented in ops-vec-avx2.cpp (same constants); the final scaling
-// by 2^n uses vscalefps, which rounds once and handles overflow (inf) and subnormal results.
-// GCC 12 warns about _mm512_undefined_ps() inside its own AVX-512 headers (GCC bug 105593,
-// a false positive, fixed in GCC 13); the pragmas keep the build clean with -Wall -Wextra.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
+// exp(x) and tanh(x) are those of vec-math-avx512.h (shared with the attention kernel).
+#include "cpu/vec-math-avx512.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -22,16 +15,6 @@
 
 namespace {
 
-constexpr float exp_lo = -110.0f;
-constexpr float exp_hi = 89.0f;
-constexpr float exp_log2e = 1.44269504088896341f;
-constexpr float exp_c1 = 0.693359375f;
-constexpr float exp_c2 = -2.12194440e-4f;
-constexpr float exp_p2 = 4.999999404e-01f;
-constexpr float exp_p3 = 1.666650921e-01f;
-constexpr float exp_p4 = 4.166853055e-02f;
-constexpr float exp_p5 = 8.370140567e-03f;
-constexpr float exp_p6 = 1.381165115e-03f;
 constexpr float gelu_k1 = 0.7978845608028654f;              // sqrt(2/pi)
 constexpr float gelu_k3 = 0.7978845608028654f * 0.044715f;  // sqrt(2/pi) * 0.044715
 
@@ -41,19 +24,7 @@ inline __mmask16 tail_mask(int64_t rem) {
 }
 
 inline __m512 exp_avx512(__m512 x) {
-    x = _mm512_min_ps(_mm512_set1_ps(exp_hi), x);  // NaN in x: x is returned
-    x = _mm512_max_ps(_mm512_set1_ps(exp_lo), x);
-    const __m512 nf = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(exp_log2e)),
-                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(nf, _mm512_set1_ps(exp_c1), x);
-    r = _mm512_fnmadd_ps(nf, _mm512_set1_ps(exp_c2), r);
-    __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(exp_p6), r, _mm512_set1_ps(exp_p5));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(exp_p4));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(exp_p3));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(exp_p2));
-    const __m512 t = _mm512_fmadd_ps(q, _mm512_mul_ps(r, r), r);
-    const __m512 p = _mm512_add_ps(t, _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(p, nf);
+    return vec_math_exp_avx512(x);
 }
 
 // x * sigmoid(v) with e = exp(-|v|): sigmoid(v) = 1 / (1 + e) for v >= 0 and e / (1 + e) for
@@ -123,10 +94,12 @@ inline __m512 gelu_avx512(__m512 x) {
 
 OPS_VEC_AVX512_BINARY(vec_add_avx512, _mm512_add_ps(va, vb))
 OPS_VEC_AVX512_BINARY(vec_mul_avx512, _mm512_mul_ps(va, vb))
+OPS_VEC_AVX512_BINARY(vec_div_avx512, _mm512_div_ps(va, vb))
 OPS_VEC_AVX512_BINARY(vec_swiglu_avx512, _mm512_mul_ps(silu_avx512(va), vb))
 OPS_VEC_AVX512_UNARY(vec_exp_avx512, exp_avx512(v))
 OPS_VEC_AVX512_UNARY(vec_silu_avx512, silu_avx512(v))
 OPS_VEC_AVX512_UNARY(vec_gelu_avx512, gelu_avx512(v))
+OPS_VEC_AVX512_UNARY(vec_tanh_avx512, vec_math_tanh_avx512(v))
 
 void vec_scale_avx512(const float * x, float s, float bias, float * y, int64_t n) {
     const __m512 vs = _mm512_set1_ps(s);
@@ -280,6 +253,7 @@ const ggml_cpu_vec_fns vec_fns_avx512 = {
     "avx512",
     vec_add_avx512,
     vec_mul_avx512,
+    vec_div_avx512,
     vec_scale_avx512,
     vec_scale_add_avx512,
     vec_sum_avx512,
@@ -291,6 +265,7 @@ const ggml_cpu_vec_fns vec_fns_avx512 = {
     vec_silu_avx512,
     vec_swiglu_avx512,
     vec_gelu_avx512,
+    vec_tanh_avx512,
     vec_rope_norm_avx512,
     vec_rope_neox_avx512,
 };

@@ -24,6 +24,10 @@ void vec_mul_scalar(const float * a, const float * b, float * y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = a[i] * b[i];
 }
 
+void vec_div_scalar(const float * a, const float * b, float * y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = a[i] / b[i];
+}
+
 void vec_scale_scalar(const float * x, float s, float bias, float * y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s + bias;
 }
@@ -99,6 +103,10 @@ void vec_gelu_scalar(const float * x, float * y, int64_t n) {
     }
 }
 
+void vec_tanh_scalar(const float * x, float * y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = (float)std::tanh((double)x[i]);
+}
+
 void vec_rope_norm_scalar(const float * x, const float * cs, float * y, int64_t n_dims) {
     for (int64_t i = 0; i + 1 < n_dims; i += 2) {
         const float x0 = x[i], x1 = x[i + 1], c = cs[i], s = cs[i + 1];
@@ -120,6 +128,7 @@ const ggml_cpu_vec_fns vec_fns_scalar = {
     "scalar",
     vec_add_scalar,
     vec_mul_scalar,
+    vec_div_scalar,
     vec_scale_scalar,
     vec_scale_add_scalar,
     vec_sum_scalar,
@@ -131,6 +140,7 @@ const ggml_cpu_vec_fns vec_fns_scalar = {
     vec_silu_scalar,
     vec_swiglu_scalar,
     vec_gelu_scalar,
+    vec_tanh_scalar,
     vec_rope_norm_scalar,
     vec_rope_neox_scalar,
 };

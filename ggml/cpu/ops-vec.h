@@ -30,9 +30,10 @@ enum class ggml_cpu_isa;  // ggml/cpu.h
 struct ggml_cpu_vec_fns {
     const char * name;  // "scalar", "avx2", "avx512"
 
-    // y = a + b, y = a * b (same length rows).
+    // y = a + b, y = a * b, y = a / b (same length rows; IEEE division on every path).
     void (*add)(const float * a, const float * b, float * y, int64_t n);
     void (*mul)(const float * a, const float * b, float * y, int64_t n);
+    void (*div)(const float * a, const float * b, float * y, int64_t n);
     // y = x * s + bias.
     void (*scale)(const float * x, float s, float bias, float * y, int64_t n);
     // y = x * s + m (softmax input with its mask row).
@@ -56,6 +57,9 @@ struct ggml_cpu_vec_fns {
     void (*silu)(const float * x, float * y, int64_t n);
     void (*swiglu)(const float * a, const float * b, float * y, int64_t n);
     void (*gelu)(const float * x, float * y, int64_t n);
+    // y = tanh(x): the scalar path rounds the double-precision tanh; SIMD within 3 ulp of it
+    // (2 over a dense sweep; see vec-math-avx2.h), tanh(+-inf) = +-1, NaN stays NaN.
+    void (*tanh)(const float * x, float * y, int64_t n);
 
     // RoPE rotation of the first n_dims elements of a row (n_dims even; elements past n_dims are
     // not touched). Pair i is rotated by (c_i, s_i): (x0, x1) -> (x0 c - x1 s, x0 s + x1 c).

@@ -46,6 +46,7 @@ float * ggml_cpu_thread_scratch(const ggml_compute_params & p) {
 size_t ggml_cpu_op_work_size(const ggml_tensor * node, int n_threads) {
     if (node->op == GGML_OP_MUL_MAT) return ggml_cpu_mul_mat_work_size(node, n_threads);
     if (node->op == GGML_OP_FLASH_ATTN_EXT) return ggml_cpu_flash_attn_work_size(node, n_threads);
+    if (node->op == GGML_OP_MUL_MAT_ID) return ggml_cpu_mul_mat_id_work_size(node, n_threads);
     const size_t per_thread = (size_t(ggml_cpu_scratch_floats(node)) * sizeof(float) + 127) / 64 * 64;
     return per_thread * size_t(n_threads);
 }
@@ -53,8 +54,11 @@ size_t ggml_cpu_op_work_size(const ggml_tensor * node, int n_threads) {
 int ggml_cpu_op_n_tasks(const ggml_tensor * node, int n_threads) {
     if (ggml_op_is_metadata(node->op)) return 0;
     int64_t work = ggml_nelements(node);
-    if (node->op == GGML_OP_MUL_MAT) work *= node->src[0]->ne[0];
-    if (node->op == GGML_OP_ARGMAX || node->op == GGML_OP_SET_ROWS) work = ggml_nelements(node->src[0]);
+    if (node->op == GGML_OP_MUL_MAT || node->op == GGML_OP_MUL_MAT_ID) work *= node->src[0]->ne[0];
+    if (node->op == GGML_OP_ARGMAX || node->op == GGML_OP_SET_ROWS || node->op == GGML_OP_TOP_K ||
+        node->op == GGML_OP_SUM_ROWS) {
+        work = ggml_nelements(node->src[0]);
+    }
     if (node->op == GGML_OP_FLASH_ATTN_EXT) {  // (query, head) rows x cells x (D + Dv)
         work = ggml_nrows(node) * node->src[1]->ne[1] * (node->src[0]->ne[0] + node->ne[0]);
     }
@@ -77,10 +81,12 @@ bool ggml_cpu_supports_op(const ggml_tensor * node) {
                    (node->src[1]->type == GGML_TYPE_I32 || node->src[1]->type == GGML_TYPE_I64);
         case GGML_OP_ADD:
         case GGML_OP_MUL:
+        case GGML_OP_DIV:
         case GGML_OP_SWIGLU: return float_sources(node, 2) && is_float(node->type);
         case GGML_OP_SCALE:
         case GGML_OP_SILU:
-        case GGML_OP_GELU: return float_sources(node, 1) && is_float(node->type);
+        case GGML_OP_GELU:
+        case GGML_OP_TANH: return float_sources(node, 1) && is_float(node->type);
         case GGML_OP_RMS_NORM:
         case GGML_OP_NORM: return a->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32;
         case GGML_OP_ROPE:
@@ -90,6 +96,11 @@ bool ggml_cpu_supports_op(const ggml_tensor * node) {
                    (!node->src[1] || node->src[1]->type == GGML_TYPE_F32 || node->src[1]->type == GGML_TYPE_F16);
         case GGML_OP_CONCAT: return float_sources(node, 2) && a->type == node->src[1]->type;
         case GGML_OP_ARGMAX: return a->type == GGML_TYPE_F32;
+        case GGML_OP_SUM_ROWS: return a->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32;
+        case GGML_OP_TOP_K:
+            return a->type == GGML_TYPE_F32 && node->type == GGML_TYPE_I32 && a->ne[0] <= INT32_MAX &&
+                   node->ne[0] <= a->ne[0];
+        case GGML_OP_MUL_MAT_ID: return ggml_cpu_mul_mat_id_supported(node);
         case GGML_OP_MUL_MAT: return ggml_cpu_mul_mat_supported(node);
         case GGML_OP_FLASH_ATTN_EXT: return ggml_cpu_flash_attn_supported(node);
         case GGML_OP_COUNT: break;
@@ -105,6 +116,7 @@ void ggml_cpu_compute_forward(const ggml_compute_params & p, ggml_tensor * node)
         case GGML_OP_SET_ROWS: ggml_cpu_op_set_rows(p, node); break;
         case GGML_OP_ADD: ggml_cpu_op_add(p, node); break;
         case GGML_OP_MUL: ggml_cpu_op_mul(p, node); break;
+        case GGML_OP_DIV: ggml_cpu_op_div(p, node); break;
         case GGML_OP_SCALE: ggml_cpu_op_scale(p, node); break;
         case GGML_OP_RMS_NORM: ggml_cpu_op_rms_norm(p, node); break;
         case GGML_OP_NORM: ggml_cpu_op_norm(p, node); break;
@@ -113,9 +125,13 @@ void ggml_cpu_compute_forward(const ggml_compute_params & p, ggml_tensor * node)
         case GGML_OP_SOFT_MAX: ggml_cpu_op_soft_max(p, node); break;
         case GGML_OP_SILU: ggml_cpu_op_silu(p, node); break;
         case GGML_OP_GELU: ggml_cpu_op_gelu(p, node); break;
+        case GGML_OP_TANH: ggml_cpu_op_tanh(p, node); break;
         case GGML_OP_SWIGLU: ggml_cpu_op_swiglu(p, node); break;
         case GGML_OP_CONCAT: ggml_cpu_op_concat(p, node); break;
         case GGML_OP_ARGMAX: ggml_cpu_op_argmax(p, node); break;
+        case GGML_OP_SUM_ROWS: ggml_cpu_op_sum_rows(p, node); break;
+        case GGML_OP_TOP_K: ggml_cpu_op_top_k(p, node); break;
+        case GGML_OP_MUL_MAT_ID: ggml_cpu_op_mul_mat_id(p, node); break;
         case GGML_OP_FLASH_ATTN_EXT: ggml_cpu_op_flash_attn_ext(p, node); break;
         default: break;  // metadata ops compute nothing
     }

@@ -12,9 +12,11 @@
 //   - every thread of the node calls the kernel; split the work by claiming chunks with
 //     ggml_cpu_parallel_for (atomic counters; zero at the start of each node) or by ith/nth;
 //   - sources may be non-contiguous (any nb) unless the op's builder forbids it;
-//   - in-place: for ADD, MUL, SCALE, RMS_NORM, NORM, ROPE, SOFT_MAX, SILU, GELU, SWIGLU the
-//     allocator may give dst the memory of src[0]; kernels must give the same result then;
-//   - errors that depend on data (set_rows index out of range) set *p.error = 1; never abort.
+//   - in-place: for ADD, MUL, DIV, SCALE, RMS_NORM, NORM, ROPE, SOFT_MAX, SILU, GELU, TANH,
+//     SWIGLU the allocator may give dst the memory of src[0]; kernels must give the same result
+//     then;
+//   - errors that depend on data (set_rows or mul_mat_id index out of range) set *p.error = 1;
+//     never abort.
 //
 // Sources and op_params of each op, as the builders in ggml/src record them
 // (read floats with ggml_get_op_param<float>(t, i), ints with ggml_get_op_param<int32_t>):
@@ -22,7 +24,7 @@
 //   CPY       src0 = a, src1 = b; dst is a view of b (same layout as b); F32/F16/BF16 pairs
 //   GET_ROWS  src0 = a, src1 = I32 indices; dst F32
 //   SET_ROWS  src0 = b (rows, F32), src1 = indices (I32 or I64); dst is a view of a (view_src)
-//   ADD, MUL  src0 = a, src1 = b (broadcast to a)
+//   ADD, MUL, DIV  src0 = a, src1 = b (broadcast to a)
 //   SCALE     src0 = a; f32 [0] s, [1] bias
 //   RMS_NORM, NORM  src0 = a; f32 [0] eps
 //   MUL_MAT   src0 = a (weights-like), src1 = b
@@ -32,12 +34,16 @@
 //             f32 [3] freq_base, [4] freq_scale, [5] ext_factor, [6] attn_factor,
 //             [7] beta_fast, [8] beta_slow
 //   SOFT_MAX  src0 = a, src1 = mask or nullptr; f32 [0] scale
-//   SILU, GELU  src0 = a
+//   SILU, GELU, TANH  src0 = a
 //   SWIGLU    src0 = a (gate), src1 = b (up): dst = silu(a) * b
 //   CONCAT    src0 = a, src1 = b; i32 [0] dim
 //   ARGMAX    src0 = a; dst I32
-//   FLASH_ATTN_EXT  src0 = q, src1 = k, src2 = v, src3 = mask or nullptr; f32 [0] scale;
-//             dst F32 [Dv, n_head, n_q, 1] contiguous (never in place)
+//   FLASH_ATTN_EXT  src0 = q, src1 = k, src2 = v, src3 = mask or nullptr; f32 [0] scale,
+//             [1] logit soft-cap (0: none); dst F32 [Dv, n_head, n_q, 1] contiguous (never in place)
+//   MUL_MAT_ID  src0 = as [K, M, n_expert] (weights), src1 = b F32 [K, n_b, n_t],
+//             src2 = ids I32 [n_used, n_t] (rows contiguous); dst F32 [M, n_used, n_t] contiguous
+//   TOP_K     src0 = a (F32); i32 [0] k; dst I32 [k, ne1, ne2, ne3]
+//   SUM_ROWS  src0 = a (F32); dst F32 [1, ne1, ne2, ne3]
 #pragma once
 
 #include "ggml/cpu.h"
@@ -100,6 +106,7 @@ void ggml_cpu_op_get_rows(const ggml_compute_params & p, ggml_tensor * dst);
 void ggml_cpu_op_set_rows(const ggml_compute_params & p, ggml_tensor * dst);
 void ggml_cpu_op_add(const ggml_compute_params & p, ggml_tensor * dst);
 void ggml_cpu_op_mul(const ggml_compute_params & p, ggml_tensor * dst);
+void ggml_cpu_op_div(const ggml_compute_params & p, ggml_tensor * dst);
 void ggml_cpu_op_scale(const ggml_compute_params & p, ggml_tensor * dst);
 void ggml_cpu_op_rms_norm(const ggml_compute_params & p, ggml_tensor * dst);
 void ggml_cpu_op_norm(const ggml_compute_params & p, ggml_tensor * dst);
@@ -107,12 +114,18 @@ void ggml_cpu_op_rope(const ggml_compute_params & p, ggml_tensor * dst);
 void ggml_cpu_op_soft_max(const ggml_compute_params & p, ggml_tensor * dst);
 void ggml_cpu_op_silu(const ggml_compute_params & p, ggml_tensor * dst);
 void ggml_cpu_op_gelu(const ggml_compute_params & p, ggml_tensor * dst);
+void ggml_cpu_op_tanh(const ggml_compute_params & p, ggml_tensor * dst);
 void ggml_cpu_op_swiglu(const ggml_compute_params & p, ggml_tensor * dst);
 void ggml_cpu_op_concat(const ggml_compute_params & p, ggml_tensor * dst);
 void ggml_cpu_op_argmax(const ggml_compute_params & p, ggml_tensor * dst);
+void ggml_cpu_op_sum_rows(const ggml_compute_params & p, ggml_tensor * dst);  // ops-rows.cpp
+void ggml_cpu_op_top_k(const ggml_compute_params & p, ggml_tensor * dst);
 void ggml_cpu_op_mul_mat(const ggml_compute_params & p, ggml_tensor * dst);
 size_t ggml_cpu_mul_mat_work_size(const ggml_tensor * dst, int n_threads);
 bool ggml_cpu_mul_mat_supported(const ggml_tensor * dst);
+void ggml_cpu_op_mul_mat_id(const ggml_compute_params & p, ggml_tensor * dst);  // mul-mat-id.cpp
+size_t ggml_cpu_mul_mat_id_work_size(const ggml_tensor * dst, int n_threads);
+bool ggml_cpu_mul_mat_id_supported(const ggml_tensor * dst);
 void ggml_cpu_op_flash_attn_ext(const ggml_compute_params & p, ggml_tensor * dst);  // ops-attn.cpp
 size_t ggml_cpu_flash_attn_work_size(const ggml_tensor * dst, int n_threads);
 bool ggml_cpu_flash_attn_supported(const ggml_tensor * dst);

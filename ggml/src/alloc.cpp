@@ -34,6 +34,7 @@ bool galloc_op_can_be_in_place(ggml_op op) {
     switch (op) {
         case GGML_OP_ADD:
         case GGML_OP_MUL:
+        case GGML_OP_DIV:
         case GGML_OP_SCALE:
         case GGML_OP_RMS_NORM:
         case GGML_OP_NORM:
@@ -41,6 +42,7 @@ bool galloc_op_can_be_in_place(ggml_op op) {
         case GGML_OP_SOFT_MAX:
         case GGML_OP_SILU:
         case GGML_OP_GELU:
+        case GGML_OP_TANH:
         case GGML_OP_SWIGLU:
             return true;
         default:

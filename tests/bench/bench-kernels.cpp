@@ -16,10 +16,20 @@
 //   mat_mat/...           N > 1 (prompt processing): GFLOP/s (for quantized weights: GOP/s,
 //                         2 * M * K * N integer and float operations per second alike).
 // Arguments of mat_*: type (the ggml_type id: 0 F32, 1 F16, 30 BF16, 2 Q4_0, 3 Q4_1, 6 Q5_0,
-// 7 Q5_1, 8 Q8_0, 10 Q2_K … 14 Q6_K), M (rows of W), K, N, threads. The quantized types run
-// the shapes of the bar: mat-vec 4096 x 4096 (N = 1) and mat-mat 4096 x 4096 x 512;
+// 7 Q5_1, 8 Q8_0, 10 Q2_K … 14 Q6_K, 20 IQ4_NL, 23 IQ4_XS, 39 MXFP4), M (rows of W), K, N,
+// threads. The quantized types run the shapes of the bar: mat-vec 4096 x 4096 (N = 1)
+// and mat-mat 4096 x 4096 x 512;
 // their weights are quantized with the reference (round-to-nearest) quantizers.
 //   inferd-kernel-bench --benchmark_filter='mat_vec_cold/type:12/' --benchmark_repetitions=5
+//   mul_mat_id/...        a mixture-of-experts layer (MUL_MAT_ID) shaped like Qwen3-30B-A3B's,
+//                         scaled to this machine: 64 experts of [K, M], 8 used per token, copies
+//                         cycled (>= 256 MiB in all) so that experts are read from memory. With
+//                         one token (decode; new random experts every call): GB/s of the ACTIVE
+//                         weights (the 8 chosen experts' bytes per call), probe_GB/s and bw_ratio
+//                         as for mat_vec_cold. With 512 tokens (prompt, random routing): GOP/s.
+//                         Arguments: type, M, K, experts, used, tokens, n_b (1: every slot sees
+//                         the same input, as gate/up; else n_b == used, as down), threads.
+//   inferd-kernel-bench --benchmark_filter='mem_read|mul_mat_id' --benchmark_repetitions=5
 #include "ggml/backend.h"
 #include "ggml/cpu.h"
 #include "ggml/ggml.h"
@@ -182,9 +192,141 @@ void BM_mat_vec_cold(benchmark::State & state) { run_mul_mat(state, mm_mode::col
 void BM_mat_vec_warm(benchmark::State & state) { run_mul_mat(state, mm_mode::warm); }
 void BM_mat_mat(benchmark::State & state) { run_mul_mat(state, mm_mode::compute); }
 
+// ---- MUL_MAT_ID (mixture of experts) through the CPU backend ----
+
+struct moe_shape {
+    ggml_type type = GGML_TYPE_Q4_K;
+    int64_t m = 0, k = 0, n_expert = 0, n_used = 0, n_t = 0, n_b = 0;
+    bool operator==(const moe_shape &) const = default;
+    size_t expert_bytes() const { return ggml_row_size(type, k) * size_t(m); }
+};
+
+// Copies of the layer (as [K, M, n_expert]), each with its own ids [n_used, n_t]; one b.
+struct moe_setup {
+    moe_shape shape;
+    ggml_context_ptr ctx;
+    ggml_backend_buffer_ptr buf;
+    std::vector<ggml_cgraph *> graphs;
+    std::vector<ggml_tensor *> ids;
+};
+
+// n_used distinct random experts for each of n_t tokens.
+std::vector<int32_t> moe_random_ids(const moe_shape & sh, uint64_t & seed) {
+    std::vector<int32_t> ids;
+    std::vector<int32_t> all(static_cast<size_t>(sh.n_expert));
+    for (int64_t t = 0; t < sh.n_t; ++t) {
+        for (size_t e = 0; e < all.size(); ++e) all[e] = int32_t(e);
+        for (int64_t i = 0; i < sh.n_used; ++i) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            std::swap(all[size_t(i)], all[size_t(i) + size_t((seed >> 33) % uint64_t(sh.n_expert - i))]);
+            ids.push_back(all[size_t(i)]);
+        }
+    }
+    return ids;
+}
+
+moe_setup & moe_setup_for(const moe_shape & sh) {
+    static moe_setup s;
+    if (s.ctx && s.shape == sh) return s;
+    s = moe_setup();
+    s.shape = sh;
+    const size_t layer_bytes = sh.expert_bytes() * size_t(sh.n_expert);
+    const int copies = int(std::max<size_t>(2, (k_cold_bytes + layer_bytes - 1) / layer_bytes + 1));
+    ggml_init_params ip;
+    ip.mem_size = size_t(3 * copies + 1) * ggml_tensor_overhead() + size_t(copies) * ggml_graph_overhead();
+    ip.no_alloc = true;
+    s.ctx.reset(ggml_init(ip));
+    ggml_tensor * b = ggml_new_tensor_3d(s.ctx.get(), GGML_TYPE_F32, sh.k, sh.n_b, sh.n_t);
+    std::vector<ggml_tensor *> ws;
+    for (int i = 0; i < copies; ++i) {
+        ggml_tensor * w = ggml_new_tensor_3d(s.ctx.get(), sh.type, sh.k, sh.m, sh.n_expert);
+        ggml_tensor * ids = ggml_new_tensor_2d(s.ctx.get(), GGML_TYPE_I32, sh.n_used, sh.n_t);
+        ggml_tensor * y = ggml_mul_mat_id(s.ctx.get(), w, b, ids);  // [M, n_used, n_t]
+        ggml_set_output(y);
+        ggml_cgraph * gf = ggml_new_graph(s.ctx.get());
+        ggml_build_forward_expand(gf, y);
+        s.graphs.push_back(gf);
+        s.ids.push_back(ids);
+        ws.push_back(w);
+    }
+    s.buf = ggml_backend_alloc_ctx_tensors(s.ctx.get(), ggml_backend_cpu_buffer_type());
+    if (!s.buf) return s;
+    fill_tensor(b, 1);
+    uint64_t seed = 7;
+    for (size_t i = 0; i < ws.size(); ++i) {
+        fill_tensor(ws[i], 100 + i);
+        const std::vector<int32_t> ids = moe_random_ids(sh, seed);
+        ggml_backend_tensor_set(s.ids[i], ids.data(), 0, ids.size() * sizeof(int32_t));
+    }
+    return s;
+}
+
+void BM_mul_mat_id(benchmark::State & state) {
+    moe_shape sh;
+    sh.type = ggml_type(state.range(0));
+    sh.m = state.range(1);
+    sh.k = state.range(2);
+    sh.n_expert = state.range(3);
+    sh.n_used = state.range(4);
+    sh.n_t = state.range(5);
+    sh.n_b = state.range(6) == 1 ? 1 : sh.n_used;
+    const int nth = int(state.range(7));
+    moe_setup & s = moe_setup_for(sh);
+    if (!s.buf) {
+        state.SkipWithError("out of memory");
+        return;
+    }
+    ggml_backend_i * be = backend_for(nth);
+    for (ggml_cgraph * gf : s.graphs) be->graph_compute(gf);  // warm-up: page-in, work buffer
+    const bool decode = sh.n_t == 1;
+    // decode: fresh experts every call (what generation does), drawn before the timing
+    uint64_t seed = 11;
+    std::vector<std::vector<int32_t>> id_sets(decode ? 4096 : 0);
+    for (auto & v : id_sets) v = moe_random_ids(sh, seed);
+    const double probe_before = decode ? probe().measure_gbps(nth, 3) : 0.0;
+    size_t i = 0, iters = 0;
+    const auto t0 = bench_clock::now();
+    for (auto _ : state) {
+        if (decode) {
+            const std::vector<int32_t> & ids = id_sets[iters % id_sets.size()];
+            ggml_backend_tensor_set(s.ids[i], ids.data(), 0, ids.size() * sizeof(int32_t));
+        }
+        if (be->graph_compute(s.graphs[i]) != GGML_STATUS_SUCCESS) {
+            state.SkipWithError("graph_compute failed");
+            return;
+        }
+        i = (i + 1) % s.graphs.size();
+        ++iters;
+    }
+    const double secs = std::chrono::duration<double>(bench_clock::now() - t0).count();
+    const double ops = 2.0 * double(sh.m) * double(sh.k) * double(sh.n_used * sh.n_t);
+    state.counters["GOP/s"] = benchmark::Counter(ops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+    if (decode && secs > 0) {
+        const double active = double(sh.expert_bytes()) * double(sh.n_used);  // distinct experts
+        const double gbps = active * double(iters) / secs * 1e-9;
+        const double probe_gbps = 0.5 * (probe_before + probe().measure_gbps(nth, 3));
+        state.counters["GB/s"] = gbps;
+        state.counters["probe_GB/s"] = probe_gbps;
+        state.counters["bw_ratio"] = gbps / probe_gbps;
+    }
+    state.SetLabel(std::string(ggml_type_name(sh.type)) + " x" + std::to_string(s.graphs.size()) + " copies");
+}
+
+void args_mul_mat_id(benchmark::internal::Benchmark * b) {
+    b->ArgNames({"type", "M", "K", "experts", "used", "tokens", "n_b", "threads"});
+    // gate/up [K 2048 -> M 768] with one input per token; down [768 -> 2048] with one per slot
+    for (int64_t tokens : {1, 512})
+        for (int64_t nth : {1, 2}) {
+            b->Args({GGML_TYPE_Q4_K, 768, 2048, 64, 8, tokens, 1, nth});
+            b->Args({GGML_TYPE_Q4_K, 2048, 768, 64, 8, tokens, 8, nth});
+        }
+}
+
 const int64_t k_types[] = {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16};
-const int64_t k_quant_types[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0,
-                                 GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K};
+const int64_t k_quant_types[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0,   GGML_TYPE_Q5_1,
+                                 GGML_TYPE_Q8_0, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K,   GGML_TYPE_Q4_K,
+                                 GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS,
+                                 GGML_TYPE_MXFP4};
 
 void args_mat_vec(benchmark::internal::Benchmark * b) {
     b->ArgNames({"type", "M", "K", "N", "threads"});
@@ -211,6 +353,7 @@ BENCHMARK(BM_mem_read)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()->Unit(
 BENCHMARK(BM_mat_vec_cold)->Apply(args_mat_vec)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_mat_vec_warm)->Apply(args_mat_vec)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_mat_mat)->Apply(args_mat_mat)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_mul_mat_id)->Apply(args_mul_mat_id)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

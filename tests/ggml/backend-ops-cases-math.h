@@ -1,5 +1,5 @@
-// tests/ggml/backend-ops-cases-math.h — cases of the element-wise and row ops: add, mul,
-// scale, rms_norm, norm, silu, gelu, swiglu, soft_max_ext.
+// tests/ggml/backend-ops-cases-math.h — cases of the element-wise and row ops: add, mul, div,
+// scale, rms_norm, norm, silu, gelu, tanh, swiglu, soft_max_ext.
 //
 // Usage:
 //   bops::check_cases(bops::cases_binary(GGML_OP_ADD));
@@ -33,17 +33,20 @@ inline op_case math_case(std::string name, std::function<ggml_tensor *(case_inpu
     return c;
 }
 
-// ADD or MUL: every type pair on a broadcasting shape, more shapes for same-type pairs,
-// non-contiguous a and b.
+// ADD, MUL or DIV: every type pair on a broadcasting shape, more shapes for same-type pairs,
+// non-contiguous a and b. DIV's divisors lie in [0.5, 2].
 inline std::vector<op_case> cases_binary(ggml_op op) {
-    const bool is_add = op == GGML_OP_ADD;
-    const std::string on = is_add ? "add " : "mul ";
+    const bool is_add = op == GGML_OP_ADD, is_div = op == GGML_OP_DIV;
+    const std::string on = is_add ? "add " : is_div ? "div " : "mul ";
     const double lim = is_add ? 1.0 : 2.0;
-    auto build_op = [is_add](ggml_context * ctx, ggml_tensor * a, ggml_tensor * b) {
-        return is_add ? ggml_add(ctx, a, b) : ggml_mul(ctx, a, b);
+    const double b_lo = is_div ? 0.5 : -lim, b_hi = is_div ? 2.0 : lim;
+    auto build_op = [op](ggml_context * ctx, ggml_tensor * a, ggml_tensor * b) {
+        return op == GGML_OP_ADD ? ggml_add(ctx, a, b) : op == GGML_OP_DIV ? ggml_div(ctx, a, b) : ggml_mul(ctx, a, b);
     };
-    auto ref = [is_add](const ref_args & r) {
-        return ref_binary(r.src[0], r.src[1], [is_add](double x, double y) { return is_add ? x + y : x * y; });
+    auto ref = [op](const ref_args & r) {
+        return ref_binary(r.src[0], r.src[1], [op](double x, double y) {
+            return op == GGML_OP_ADD ? x + y : op == GGML_OP_DIV ? x / y : x * y;
+        });
     };
     struct shapes { shape4 a, b; };
     const shapes same_type_shapes[] = {
@@ -51,10 +54,10 @@ inline std::vector<op_case> cases_binary(ggml_op op) {
         {{129, 3, 1, 1}, {1, 1, 1, 1}}, {{67, 4, 2, 3}, {67, 4, 2, 3}}, {{1000, 2, 1, 1}, {1000, 1, 1, 1}},
         {{67, 31, 3, 1}, {67, 1, 3, 1}}};
     std::vector<op_case> cases;
-    uint64_t seed = is_add ? 1000 : 1100;
+    uint64_t seed = is_add ? 1000 : is_div ? 1150 : 1100;
     auto add_case = [&](ggml_type ta, ggml_type tb, const shape4 & a, const shape4 & b) {
         cases.push_back(math_case(on + tn(ta) + sh(a) + " " + tn(tb) + sh(b),
-            [=](case_inputs & in) { return build_op(in.ctx, in.uniform(ta, a, -lim, lim), in.uniform(tb, b, -lim, lim)); },
+            [=](case_inputs & in) { return build_op(in.ctx, in.uniform(ta, a, -lim, lim), in.uniform(tb, b, b_lo, b_hi)); },
             ref, bound_for(ta, 1e-12), true, seed++));
     };
     for (ggml_type ta : float_types)
@@ -64,13 +67,13 @@ inline std::vector<op_case> cases_binary(ggml_op op) {
         cases.push_back(math_case(on + tn(t) + "[33,5] transposed, b " + tn(t) + "[33,5] view of [40,5]",
             [=](case_inputs & in) {
                 ggml_tensor * a = ggml_transpose(in.ctx, in.uniform(t, {5, 33, 1, 1}, -lim, lim));
-                ggml_tensor * bb = in.uniform(t, {40, 5, 1, 1}, -lim, lim);
+                ggml_tensor * bb = in.uniform(t, {40, 5, 1, 1}, b_lo, b_hi);
                 return build_op(in.ctx, a, ggml_view_2d(in.ctx, bb, 33, 5, bb->nb[1], 4 * bb->nb[0]));
             }, ref, bound_for(t, 1e-12), false, seed++));
         cases.push_back(math_case(on + tn(t) + "[8,3,5] permuted, b f32[8,1,5] permuted view",
             [=](case_inputs & in) {
                 ggml_tensor * a = ggml_permute(in.ctx, in.uniform(t, {8, 5, 3, 1}, -lim, lim), 0, 2, 1, 3);
-                ggml_tensor * b = ggml_permute(in.ctx, in.uniform(GGML_TYPE_F32, {8, 5, 1, 1}, -lim, lim), 0, 2, 1, 3);
+                ggml_tensor * b = ggml_permute(in.ctx, in.uniform(GGML_TYPE_F32, {8, 5, 1, 1}, b_lo, b_hi), 0, 2, 1, 3);
                 return build_op(in.ctx, a, b);
             }, ref, bound_for(t, 1e-12), false, seed++));
     }
@@ -133,16 +136,23 @@ inline std::vector<op_case> cases_norm(bool rms) {
     return cases;
 }
 
-// SILU or GELU (unary), or SWIGLU.
+// SILU, GELU or TANH (unary), or SWIGLU.
 inline std::vector<op_case> cases_activation(ggml_op op) {
     std::vector<op_case> cases;
-    uint64_t seed = 1500 + 100 * static_cast<uint64_t>(op == GGML_OP_GELU) + 200 * static_cast<uint64_t>(op == GGML_OP_SWIGLU);
-    const std::string on = op == GGML_OP_SILU ? "silu " : op == GGML_OP_GELU ? "gelu " : "swiglu ";
+    uint64_t seed = 1500 + 100 * static_cast<uint64_t>(op == GGML_OP_GELU) + 200 * static_cast<uint64_t>(op == GGML_OP_SWIGLU) +
+                    250 * static_cast<uint64_t>(op == GGML_OP_TANH);
+    const std::string on = op == GGML_OP_SILU ? "silu " : op == GGML_OP_GELU ? "gelu " : op == GGML_OP_TANH ? "tanh " : "swiglu ";
     auto build_op = [op](ggml_context * ctx, ggml_tensor * a, ggml_tensor * b) {
-        return op == GGML_OP_SILU ? ggml_silu(ctx, a) : op == GGML_OP_GELU ? ggml_gelu(ctx, a) : ggml_swiglu(ctx, a, b);
+        switch (op) {
+            case GGML_OP_SILU: return ggml_silu(ctx, a);
+            case GGML_OP_GELU: return ggml_gelu(ctx, a);
+            case GGML_OP_TANH: return ggml_tanh(ctx, a);
+            default: return ggml_swiglu(ctx, a, b);
+        }
     };
     auto ref = [op](const ref_args & r) {
         if (op == GGML_OP_SWIGLU) return ref_binary(r.src[0], r.src[1], [](double x, double y) { return ref_silu(x) * y; });
+        if (op == GGML_OP_TANH) return ref_unary(r.src[0], [](double x) { return std::tanh(x); });
         return ref_unary(r.src[0], op == GGML_OP_SILU ? ref_silu : ref_gelu);
     };
     const bool two = op == GGML_OP_SWIGLU;

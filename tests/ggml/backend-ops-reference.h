@@ -160,4 +160,33 @@ inline dt ref_argmax(const dt & a) {
     return out;
 }
 
+// Sum of each row → [1, ne1, ne2, ne3].
+inline dt ref_sum_rows(const dt & a) {
+    dt out({1, a.ne[1], a.ne[2], a.ne[3]});
+    for (int64_t r = 0; r < out.size(); ++r) {
+        double s = 0.0;
+        for (int64_t i = 0; i < a.ne[0]; ++i) s += a.v[r * a.ne[0] + i];
+        out.v[r] = s;
+    }
+    return out;
+}
+
+// Indices of the k largest elements of each row, largest first, the lower index first among
+// equal values, NaN after every number → [k, ne1, ne2, ne3].
+inline dt ref_top_k(const dt & a, int64_t k) {
+    dt out({k, a.ne[1], a.ne[2], a.ne[3]});
+    const int64_t n = a.ne[0];
+    std::vector<int64_t> idx(static_cast<size_t>(n));
+    for (int64_t r = 0; r < out.size() / k; ++r) {
+        const double * x = a.v.data() + r * n;
+        for (int64_t i = 0; i < n; ++i) idx[static_cast<size_t>(i)] = i;
+        std::stable_sort(idx.begin(), idx.end(), [x](int64_t i, int64_t j) {
+            if (std::isnan(x[i]) || std::isnan(x[j])) return !std::isnan(x[i]);
+            return x[i] > x[j];
+        });
+        for (int64_t i = 0; i < k; ++i) out.v[r * k + i] = static_cast<double>(idx[static_cast<size_t>(i)]);
+    }
+    return out;
+}
+
 }  // namespace bops

@@ -236,6 +236,8 @@ TEST(GallocPlan, InPlaceChainUsesOneBlock) {
     cur = ggml_rms_norm(ctx.get(), cur, 1e-5f); in_place.push_back(cur);
     cur = ggml_add(ctx.get(), cur, row); in_place.push_back(cur);
     cur = ggml_mul(ctx.get(), cur, cur); in_place.push_back(cur);
+    cur = ggml_div(ctx.get(), cur, row); in_place.push_back(cur);
+    cur = ggml_tanh(ctx.get(), cur); in_place.push_back(cur);
     cur = ggml_soft_max(ctx.get(), ggml_reshape_2d(ctx.get(), cur, 32, 8)); in_place.push_back(cur);
     ggml_cgraph * gf = ggml_new_graph(ctx.get());
     ggml_build_forward_expand(gf, cur);

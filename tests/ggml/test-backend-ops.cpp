@@ -1,11 +1,13 @@
 // Every op of ggml/ggml.h on the CPU backend — each ISA path this CPU has (scalar, avx2,
 // avx512) with 1 and 3 threads — against a double-precision reference on random inputs:
 // odd sizes, views, permuted/transposed inputs, broadcasting, F32/F16/BF16. A failure names
-// the case (op, types, shapes), the ISA and the thread count.
+// the case (op, types, shapes), the ISA and the thread count. (MUL_MAT_ID with every weight
+// type: test-mul-mat-id.cpp; FLASH_ATTN_EXT: test-flash-attn.cpp.)
 //
 // Set INFERD_BACKEND_OPS_VERBOSE=1 to print the NMSE of every case and backend.
 
 #include "backend-ops-block.h"
+#include "backend-ops-cases-rows.h"
 
 #include "ggml/alloc.h"
 
@@ -32,6 +34,7 @@ TEST(backend_ops, set_rows) { check_cases(cases_set_rows()); }
 TEST(backend_ops, index_out_of_range_fails) { check_cases(cases_index_errors()); }
 TEST(backend_ops, add) { check_cases(cases_binary(GGML_OP_ADD)); }
 TEST(backend_ops, mul) { check_cases(cases_binary(GGML_OP_MUL)); }
+TEST(backend_ops, div) { check_cases(cases_binary(GGML_OP_DIV)); }
 TEST(backend_ops, scale) { check_cases(cases_scale()); }
 TEST(backend_ops, rms_norm) { check_cases(cases_norm(true)); }
 TEST(backend_ops, norm) { check_cases(cases_norm(false)); }
@@ -67,11 +70,14 @@ TEST(backend_ops, rope_freq_factors_supports_op) {
 TEST(backend_ops, soft_max) { check_cases(cases_soft_max()); }
 TEST(backend_ops, silu) { check_cases(cases_activation(GGML_OP_SILU)); }
 TEST(backend_ops, gelu) { check_cases(cases_activation(GGML_OP_GELU)); }
+TEST(backend_ops, tanh) { check_cases(cases_activation(GGML_OP_TANH)); }
 TEST(backend_ops, swiglu) { check_cases(cases_activation(GGML_OP_SWIGLU)); }
 TEST(backend_ops, cpy) { check_cases(cases_cpy()); }
 TEST(backend_ops, cont) { check_cases(cases_cont()); }
 TEST(backend_ops, concat) { check_cases(cases_concat()); }
 TEST(backend_ops, argmax) { check_cases(cases_argmax()); }
+TEST(backend_ops, sum_rows) { check_cases(cases_sum_rows()); }
+TEST(backend_ops, top_k) { check_cases(cases_top_k()); }
 
 // The reference itself, on values worked out by hand.
 TEST(backend_ops_reference, f16_bf16_conversions) {

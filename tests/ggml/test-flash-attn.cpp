@@ -8,6 +8,9 @@
 //
 // INFERD_FLASH_ATTN_VERBOSE=1 prints the relative error of every case and backend.
 //
+// Soft-capped scores (Gemma 2): the reference applies c * tanh(s / c) to s = scale * q . k before
+// the mask, for caps that bite hard (1) to barely (50), on the decode, chunked and prompt paths.
+//
 // Also: the fused op against the unfused attention (mul_mat, soft_max_ext, mul_mat) in one
 // graph placed by the graph allocator.
 //
@@ -44,6 +47,7 @@ struct fa_case {
     q_layout q = q_layout::contiguous;
     bool kv_views = false;  // k, v: views into [n_head_kv * D, n_ctx] cache tensors
     float scale = 0.125f;
+    float softcap = 0.0f;
     uint64_t seed = 1;
 
     std::string name() const {
@@ -54,7 +58,11 @@ struct fa_case {
                         std::to_string(n_head_kv) + " kv=" + ggml_type_name(kv_type) + " mask=" +
                         masks[static_cast<int>(mask)];
         if (mask != mask_kind::none) s += std::string("(") + ggml_type_name(mask_type) + ")";
-        return s + " " + qs[static_cast<int>(q)] + (kv_views ? " kv-views" : "");
+        s.append(" ").append(qs[static_cast<int>(q)]).append(kv_views ? " kv-views" : "");
+        if (softcap > 0.0f) {
+            s.append(" scale=").append(std::to_string(scale)).append(" softcap=").append(std::to_string(softcap));
+        }
+        return s;
     }
 };
 
@@ -181,7 +189,7 @@ void build_tensors(const fa_case & c, fa_setup & s) {
     }
     // two rows more than n_q: they hold NaN and must never be read
     if (c.mask != mask_kind::none) s.mask = ggml_new_tensor_2d(ctx, c.mask_type, c.n_kv, c.n_q + 2);
-    s.out = ggml_flash_attn_ext(ctx, q, k, v, s.mask, c.scale);
+    s.out = ggml_flash_attn_ext(ctx, q, k, v, s.mask, c.scale, c.softcap);
     ggml_set_output(s.out);
     s.gf = ggml_new_graph(ctx);
     ggml_build_forward_expand(s.gf, s.out);
@@ -240,7 +248,9 @@ std::vector<double> reference(const fa_case & c, const fa_setup & s) {
                 for (int64_t e = 0; e < c.d; ++e) {
                     dot += s.q[static_cast<size_t>((h * c.n_q + i) * c.d + e)] * kv_at(c, s, s.k, c.d, e, j, g);
                 }
-                w[static_cast<size_t>(j)] = m == -INFINITY ? -INFINITY : static_cast<double>(c.scale) * dot + m;
+                double x = static_cast<double>(c.scale) * dot;
+                if (c.softcap > 0.0f) x = c.softcap * std::tanh(x / c.softcap);
+                w[static_cast<size_t>(j)] = m == -INFINITY ? -INFINITY : x + m;
                 big = std::max(big, w[static_cast<size_t>(j)]);
             }
             if (big == -INFINITY) continue;
@@ -406,6 +416,36 @@ TEST(flash_attn, odd_head_groups) {
     }
 }
 
+// Soft-capped scores: caps that bite hard to barely, every K/V type, masks, decode (with and
+// without chunks of the cells) and prompt shapes.
+TEST(flash_attn, softcap) {
+    struct sc { int64_t n_q, n_kv, hkv; float scale, cap; ggml_type t; mask_kind m; };
+    const sc list[] = {
+        {1, 7, 8, 0.125f, 1.0f, GGML_TYPE_F16, mask_kind::none},
+        {1, 1000, 4, 1.0f, 5.0f, GGML_TYPE_F16, mask_kind::prefix},
+        {1, 300, 1, 0.125f, 50.0f, GGML_TYPE_Q8_0, mask_kind::random},
+        {5, 33, 4, 1.0f, 30.0f, GGML_TYPE_F32, mask_kind::causal},
+        {64, 70, 8, 0.5f, 2.0f, GGML_TYPE_F16, mask_kind::causal},
+        {64, 300, 2, 1.0f, 50.0f, GGML_TYPE_Q8_0, mask_kind::rows_masked},
+    };
+    uint64_t seed = 800;
+    for (const sc & e : list) {
+        fa_case c;
+        c.n_q = e.n_q;
+        c.n_kv = e.n_kv;
+        c.n_head_kv = e.hkv;
+        c.scale = e.scale;
+        c.softcap = e.cap;
+        c.kv_type = e.t;
+        c.mask = e.m;
+        c.mask_type = seed % 2 ? GGML_TYPE_F16 : GGML_TYPE_F32;
+        c.kv_views = seed % 2 == 0;
+        c.q = static_cast<q_layout>(seed % 3);
+        c.seed = seed++;
+        check_case(c);
+    }
+}
+
 // Every query row masked, and masks whose rows past n_q are NaN (never read).
 TEST(flash_attn, fully_masked) {
     fa_case c;
@@ -498,7 +538,9 @@ TEST(flash_attn, builder_records_op) {
     EXPECT_EQ(r->src[2], v);
     EXPECT_EQ(r->src[3], m);
     EXPECT_EQ(ggml_get_op_param<float>(r, 0), 0.5f);
+    EXPECT_EQ(ggml_get_op_param<float>(r, 1), 0.0f);  // no soft-cap
     EXPECT_FALSE(ggml_op_is_metadata(r->op));
+    EXPECT_EQ(ggml_get_op_param<float>(ggml_flash_attn_ext(ctx.get(), q, k, v, m, 0.5f, 30.0f), 1), 30.0f);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Tests of the SIMD row functions of ggml/cpu/ops-vec.h: every function of every path this CPU
 // supports against the scalar path (odd lengths, misaligned pointers, in place, nothing written
-// past n), and the accuracy of exp / silu / gelu / swiglu against double precision.
+// past n), and the accuracy of exp / silu / gelu / swiglu / tanh against double precision.
 #include "cpu/ops-vec.h"
 
 #include "ggml/cpu.h"
@@ -128,6 +128,8 @@ struct ew_case {
 const ew_case ew_cases[] = {
     {"add", ew_kind::binary, -10, 10, 0, 0, [](const ggml_cpu_vec_fns & f, const float * a, const float * b, float * y, int64_t n) { f.add(a, b, y, n); }},
     {"mul", ew_kind::binary, -10, 10, 0, 0, [](const ggml_cpu_vec_fns & f, const float * a, const float * b, float * y, int64_t n) { f.mul(a, b, y, n); }},
+    // IEEE division everywhere: bit-identical (the divisors are never 0 in these inputs)
+    {"div", ew_kind::binary, -10, 10, 0, 0, [](const ggml_cpu_vec_fns & f, const float * a, const float * b, float * y, int64_t n) { f.div(a, b, y, n); }},
     // FMA rounds once where the scalar path rounds twice: allow an ulp of each part.
     {"scale", ew_kind::unary, -10, 10, 0, 2e-6, [](const ggml_cpu_vec_fns & f, const float * a, const float *, float * y, int64_t n) { f.scale(a, 0.37f, -1.25f, y, n); }},
     {"scale_add", ew_kind::binary, -10, 10, 0, 4e-6, [](const ggml_cpu_vec_fns & f, const float * a, const float * b, float * y, int64_t n) { f.scale_add(a, 1.7f, b, y, n); }},
@@ -135,6 +137,7 @@ const ew_case ew_cases[] = {
     {"silu", ew_kind::unary, -60, 60, 1e-6, 1e-30, [](const ggml_cpu_vec_fns & f, const float * a, const float *, float * y, int64_t n) { f.silu(a, y, n); }},
     {"swiglu", ew_kind::binary, -20, 20, 1e-6, 1e-30, [](const ggml_cpu_vec_fns & f, const float * a, const float * b, float * y, int64_t n) { f.swiglu(a, b, y, n); }},
     {"gelu", ew_kind::unary, -8, 8, 1e-5, 1e-30, [](const ggml_cpu_vec_fns & f, const float * a, const float *, float * y, int64_t n) { f.gelu(a, y, n); }},
+    {"tanh", ew_kind::unary, -12, 12, 4e-7, 0, [](const ggml_cpu_vec_fns & f, const float * a, const float *, float * y, int64_t n) { f.tanh(a, y, n); }},
 };
 
 class ops_vec_simd : public ::testing::TestWithParam<ggml_cpu_isa> {
@@ -362,6 +365,46 @@ TEST_P(ops_vec_simd, activation_accuracy) {
     }
 }
 
+// Distance in units in the last place between two finite floats of the same sign (or zeros).
+int64_t ulp_distance(float a, float b) {
+    int32_t ia, ib;
+    std::memcpy(&ia, &a, 4);
+    std::memcpy(&ib, &b, 4);
+    if (ia < 0) ia = int32_t(0x80000000u) - ia;  // ordered integers across the sign
+    if (ib < 0) ib = int32_t(0x80000000u) - ib;
+    return std::llabs(int64_t(ia) - int64_t(ib));
+}
+
+// tanh against the correctly rounded double tanh: a dense sweep of [-20, 20], tiny and
+// subnormal magnitudes (tanh(x) = x there), and the special values.
+TEST_P(ops_vec_simd, tanh_accuracy) {
+    std::vector<float> x;
+    const int64_t n_lin = 1 << 20;
+    for (int64_t i = 0; i < n_lin; ++i) x.push_back((float)(-20.0 + 40.0 * (double)i / (double)(n_lin - 1)));
+    for (double e = -45.0; e < 0.0; e += 0.001) {
+        x.push_back((float)std::pow(10.0, e));
+        x.push_back(-(float)std::pow(10.0, e));
+    }
+    std::vector<float> y(x.size());
+    simd().tanh(x.data(), y.data(), (int64_t)x.size());
+    int64_t worst = 0;
+    float worst_x = 0.0f;
+    for (size_t i = 0; i < x.size(); ++i) {
+        const float want = (float)std::tanh((double)x[i]);
+        const int64_t d = ulp_distance(y[i], want);
+        if (d > worst) { worst = d; worst_x = x[i]; }
+    }
+    EXPECT_LE(worst, 3) << "at x = " << worst_x;
+    RecordProperty("worst_tanh_ulp", (int)worst);
+    const float special[] = {0.0f, -0.0f, inf, -inf, qnan, 3e38f, -3e38f, 1e-45f, -1e-45f, 20.0f, -100.0f};
+    const int ns = (int)(sizeof(special) / sizeof(special[0]));
+    float ys[ns];
+    simd().tanh(special, ys, ns);
+    for (int i = 0; i < ns; ++i) {
+        EXPECT_TRUE(same_bits(ys[i], (float)std::tanh((double)special[i]))) << "tanh(" << special[i] << ") = " << ys[i];
+    }
+}
+
 // Buffers of exactly n floats on the heap, so AddressSanitizer sees any access past the end.
 TEST_P(ops_vec_simd, exact_size_buffers) {
     for (int64_t n : test_lengths) {
@@ -375,6 +418,8 @@ TEST_P(ops_vec_simd, exact_size_buffers) {
         f.silu(a.data(), y.data(), n);
         f.swiglu(a.data(), b.data(), y.data(), n);
         f.gelu(a.data(), y.data(), n);
+        f.div(a.data(), b.data(), y.data(), n);
+        f.tanh(a.data(), y.data(), n);
         EXPECT_TRUE(close(f.exp_sum(a.data(), 5.0f, y.data(), n), ref().exp_sum(a.data(), 5.0f, b.data(), n), 1e-6));
         EXPECT_EQ(f.max(a.data(), n), ref().max(a.data(), n));
         EXPECT_EQ(f.argmax(a.data(), n), ref().argmax(a.data(), n));
