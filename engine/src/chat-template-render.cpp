@@ -5,6 +5,7 @@
 #include "engine/chat-template.h"
 
 #include <initializer_list>
+#include <optional>
 
 namespace {
 
@@ -16,6 +17,7 @@ struct chat_render_args {
     bool add_generation_prompt;
     std::string_view bos;
     std::string_view eos;
+    std::optional<bool> enable_thinking;
     std::string & out;
 };
 
@@ -55,12 +57,80 @@ void chat_append(std::string & out, std::initializer_list<std::string_view> part
     for (std::string_view p : parts) out.append(p);
 }
 
+// Python's str.lstrip('\n') / rstrip('\n') / strip('\n').
+std::string_view chat_lstrip_nl(std::string_view s) {
+    const size_t b = s.find_first_not_of('\n');
+    return b == std::string_view::npos ? std::string_view() : s.substr(b);
+}
+std::string_view chat_rstrip_nl(std::string_view s) {
+    const size_t e = s.find_last_not_of('\n');
+    return e == std::string_view::npos ? std::string_view() : s.substr(0, e + 1);
+}
+
 // <|im_start|>role\ncontent<|im_end|>\n
 void chat_render_chatml(const chat_render_args & a) {
     for (const chat_message & m : a.msgs) {
         chat_append(a.out, {"<|im_start|>", m.role, "\n", m.content, "<|im_end|>\n"});
     }
     if (a.add_generation_prompt) a.out += "<|im_start|>assistant\n";
+}
+
+// An assistant message split as Qwen3's template splits it: reasoning_content when given;
+// otherwise, when the content holds "</think>", the answer is what follows the last "</think>"
+// (leading newlines dropped) and the reasoning what lies between the last "<think>" before the
+// first "</think>" and that "</think>" (surrounding newlines dropped).
+struct qwen3_reply {
+    std::string_view reasoning;
+    std::string_view answer;
+};
+
+qwen3_reply qwen3_split(const chat_message & m) {
+    const std::string_view c = m.content;
+    if (!m.reasoning_content.empty()) return {m.reasoning_content, c};
+    constexpr std::string_view open = "<think>", close = "</think>";
+    const size_t first_close = c.find(close);
+    if (first_close == std::string_view::npos) return {{}, c};
+    const std::string_view answer = chat_lstrip_nl(c.substr(c.rfind(close) + close.size()));
+    std::string_view reasoning = chat_rstrip_nl(c.substr(0, first_close));
+    if (const size_t o = reasoning.rfind(open); o != std::string_view::npos) {
+        reasoning = reasoning.substr(o + open.size());
+    }
+    return {chat_lstrip_nl(reasoning), answer};
+}
+
+// Qwen3: ChatML; a reply after the last user message carries its reasoning block (the final
+// message always, an empty block when it has none); earlier replies show their answer alone.
+void chat_render_qwen3(const chat_render_args & a) {
+    const size_t n = a.msgs.size();
+    size_t last_query = n == 0 ? 0 : n - 1;  // no user message: no reply counts as after one
+    for (size_t i = n; i-- > 0;) {
+        const std::string_view c = a.msgs[i].content;
+        const bool tool_response = c.starts_with("<tool_response>") && c.ends_with("</tool_response>");
+        if (a.roles[i] == chat_role::user && !tool_response) {
+            last_query = i;
+            break;
+        }
+    }
+    for (size_t i = 0; i < n; ++i) {
+        const chat_message & m = a.msgs[i];
+        if (a.roles[i] != chat_role::assistant) {
+            chat_append(a.out, {"<|im_start|>", m.role, "\n", m.content, "<|im_end|>\n"});
+            continue;
+        }
+        const qwen3_reply r = qwen3_split(m);
+        a.out += "<|im_start|>assistant\n";
+        if (i > last_query && (i + 1 == n || !r.reasoning.empty())) {
+            chat_append(a.out, {"<think>\n", chat_rstrip_nl(chat_lstrip_nl(r.reasoning)), "\n</think>\n\n",
+                                chat_lstrip_nl(r.answer)});
+        } else {
+            a.out += r.answer;
+        }
+        a.out += "<|im_end|>\n";
+    }
+    if (a.add_generation_prompt) {
+        a.out += "<|im_start|>assistant\n";
+        if (a.enable_thinking == false) a.out += "<think>\n\n</think>\n\n";
+    }
 }
 
 // Llama 2 and its variants. A turn opens with "[INST] " (after the first, with BOS in front for
@@ -165,12 +235,23 @@ void chat_render_llama3(const chat_render_args & a) {
     if (a.add_generation_prompt) a.out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
 }
 
-// Zephyr (<|role|>\ncontent EOS \n) and Phi-3 (<|role|>\ncontent<|end|>\n).
-void chat_render_role_tags(const chat_render_args & a, std::string_view end_of_turn) {
+// Zephyr (<|role|>\ncontent EOS \n).
+void chat_render_zephyr(const chat_render_args & a) {
     for (const chat_message & m : a.msgs) {
-        chat_append(a.out, {"<|", m.role, "|>\n", m.content, end_of_turn, "\n"});
+        chat_append(a.out, {"<|", m.role, "|>\n", m.content, a.eos, "\n"});
     }
     if (a.add_generation_prompt) a.out += "<|assistant|>\n";
+}
+
+// Phi-3 (<|role|>\ncontent<|end|>\n), as Phi-3.5's template writes it: a system message with no
+// content is left out, and without the generation prompt EOS closes the text.
+void chat_render_phi3(const chat_render_args & a) {
+    for (size_t i = 0; i < a.msgs.size(); ++i) {
+        const chat_message & m = a.msgs[i];
+        if (a.roles[i] == chat_role::system && m.content.empty()) continue;
+        chat_append(a.out, {"<|", m.role, "|>\n", m.content, "<|end|>\n"});
+    }
+    a.out += a.add_generation_prompt ? std::string_view("<|assistant|>\n") : a.eos;
 }
 
 void chat_render_phi4(const chat_render_args & a) {
@@ -180,9 +261,9 @@ void chat_render_phi4(const chat_render_args & a) {
     if (a.add_generation_prompt) a.out += "<|im_start|>assistant<|im_sep|>";
 }
 
-// Gemma has no system role: the (trimmed) system text and "\n\n" open the next user turn, as
-// Gemma 3's official template does. A system message that no user message follows cannot be
-// expressed.
+// Gemma has no system role: the system text (as given) and "\n\n" open the next user turn, whose
+// own text is trimmed, as Gemma 3's official template does. A system message that no user message
+// follows cannot be expressed.
 bool chat_render_gemma(const chat_render_args & a, std::string * error) {
     std::string system_text;
     for (size_t i = 0; i < a.msgs.size(); ++i) {
@@ -190,7 +271,7 @@ bool chat_render_gemma(const chat_render_args & a, std::string * error) {
         switch (a.roles[i]) {
             case chat_role::system:
                 if (!system_text.empty()) system_text += "\n\n";
-                system_text.append(c);
+                system_text.append(a.msgs[i].content);
                 continue;
             case chat_role::user:
                 a.out += "<start_of_turn>user\n";
@@ -254,6 +335,15 @@ void chat_render_vicuna(const chat_render_args & a, bool orca) {
 bool chat_template_apply(chat_template_kind kind, std::span<const chat_message> msgs,
                          bool add_generation_prompt, std::string_view bos, std::string_view eos,
                          std::string * out, std::string * error) {
+    chat_template_options o;
+    o.add_generation_prompt = add_generation_prompt;
+    o.bos = bos;
+    o.eos = eos;
+    return chat_template_apply(kind, msgs, o, out, error);
+}
+
+bool chat_template_apply(chat_template_kind kind, std::span<const chat_message> msgs,
+                         const chat_template_options & opts, std::string * out, std::string * error) {
     if (out == nullptr) {
         if (error) *error = "chat_template_apply: no output string";
         return false;
@@ -261,9 +351,10 @@ bool chat_template_apply(chat_template_kind kind, std::span<const chat_message> 
     std::vector<chat_role> roles;
     if (!chat_roles_parse(msgs, &roles, error)) return false;
     out->clear();
-    const chat_render_args a{msgs, roles, add_generation_prompt, bos, eos, *out};
+    const chat_render_args a{msgs, roles, opts.add_generation_prompt, opts.bos, opts.eos, opts.enable_thinking, *out};
     switch (kind) {
         case chat_template_kind::chatml: chat_render_chatml(a); return true;
+        case chat_template_kind::qwen3: chat_render_qwen3(a); return true;
         case chat_template_kind::llama2:
         case chat_template_kind::llama2_sys:
         case chat_template_kind::llama2_sys_bos:
@@ -274,8 +365,8 @@ bool chat_template_apply(chat_template_kind kind, std::span<const chat_message> 
         case chat_template_kind::mistral_v7: chat_render_mistral_v7(a, false); return true;
         case chat_template_kind::mistral_v7_tekken: chat_render_mistral_v7(a, true); return true;
         case chat_template_kind::llama3: chat_render_llama3(a); return true;
-        case chat_template_kind::zephyr: chat_render_role_tags(a, eos); return true;
-        case chat_template_kind::phi3: chat_render_role_tags(a, "<|end|>"); return true;
+        case chat_template_kind::zephyr: chat_render_zephyr(a); return true;
+        case chat_template_kind::phi3: chat_render_phi3(a); return true;
         case chat_template_kind::phi4: chat_render_phi4(a); return true;
         case chat_template_kind::gemma: return chat_render_gemma(a, error);
         case chat_template_kind::command_r: chat_render_command_r(a); return true;

@@ -14,8 +14,9 @@ struct chat_template_entry {
 };
 
 // Canonical names, in declaration order of chat_template_kind.
-constexpr std::array<chat_template_entry, 18> chat_template_table = {{
+constexpr std::array<chat_template_entry, 19> chat_template_table = {{
     {chat_template_kind::chatml, "chatml"},
+    {chat_template_kind::qwen3, "qwen3"},
     {chat_template_kind::llama2, "llama2"},
     {chat_template_kind::llama2_sys, "llama2-sys"},
     {chat_template_kind::llama2_sys_bos, "llama2-sys-bos"},
@@ -76,7 +77,11 @@ chat_template_kind chat_template_detect_inst(std::string_view j) {
 
 std::optional<chat_template_kind> chat_template_detect(std::string_view j) {
     if (contains(j, "<|im_start|>")) {
-        return contains(j, "<|im_sep|>") ? chat_template_kind::phi4 : chat_template_kind::chatml;
+        if (contains(j, "<|im_sep|>")) return chat_template_kind::phi4;
+        // Qwen3's template finds the last user query to decide which replies keep their <think>
+        // block (Qwen2.5's and Qwen3-Coder's do neither).
+        if (contains(j, "last_query_index") && contains(j, "<think>")) return chat_template_kind::qwen3;
+        return chat_template_kind::chatml;
     }
     if (contains_any(j, {"[INST]", "[SYSTEM_PROMPT]"})) return chat_template_detect_inst(j);
     if (contains(j, "<|start_header_id|>") && contains(j, "<|end_header_id|>")) {
@@ -140,7 +145,8 @@ std::vector<std::string_view> chat_template_names() {
 
 std::vector<std::string_view> chat_template_stop_texts(chat_template_kind kind) {
     switch (kind) {
-        case chat_template_kind::chatml: return {"<|im_end|>"};
+        case chat_template_kind::chatml:
+        case chat_template_kind::qwen3: return {"<|im_end|>"};
         case chat_template_kind::phi4: return {"<|im_end|>"};
         case chat_template_kind::llama3: return {"<|eot_id|>"};
         case chat_template_kind::phi3: return {"<|end|>"};

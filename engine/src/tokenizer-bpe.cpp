@@ -12,6 +12,7 @@ namespace inferd {
 
 namespace {
 
+constexpr int32_t k_token_type_unknown = 2;
 constexpr int32_t k_token_type_control = 3;
 constexpr int32_t k_token_type_user_defined = 4;
 
@@ -77,8 +78,8 @@ bool bpe_tokenizer::init(const std::vector<std::string> & tokens,
     }
     specials_.clear();
     for (size_t i = 0; i < types_.size(); i++) {
-        const bool special =
-            types_[i] == k_token_type_control || types_[i] == k_token_type_user_defined;
+        const bool special = types_[i] == k_token_type_control || types_[i] == k_token_type_user_defined ||
+                             types_[i] == k_token_type_unknown;
         if (special && !pieces_[i].empty()) specials_.push_back(static_cast<int32_t>(i));
     }
     std::stable_sort(specials_.begin(), specials_.end(), [this](int32_t a, int32_t b) {
@@ -215,7 +216,7 @@ std::vector<int32_t> bpe_tokenizer::encode(std::string_view text, bool parse_spe
     };
     std::vector<fragment> frags = {{-1, text}};
     for (int32_t id : specials_) {
-        if (!parse_special && types_[static_cast<size_t>(id)] == k_token_type_control) continue;
+        if (!parse_special && types_[static_cast<size_t>(id)] != k_token_type_user_defined) continue;
         const std::string & pat = pieces_[static_cast<size_t>(id)];
         std::vector<fragment> next;
         for (const fragment & f : frags) {

@@ -100,23 +100,33 @@ private:
     }
 };
 
-// Splits every plain fragment of *frags at the occurrences of special token `id`.
+bool spm_is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+// Splits every plain fragment of *frags at the occurrences of special token `id`. A token with
+// lstrip / rstrip takes the whitespace before / after it away from the neighbouring text.
 void split_on_token(const vocab & v, int32_t id, std::vector<tokenizer_fragment> * frags) {
-    const std::string & tok = v.token_text(id);
+    const vocab_token & tok = v.token(id);
     std::vector<tokenizer_fragment> result;
     bool changed = false;
     for (const tokenizer_fragment & f : *frags) {
-        if (f.token >= 0 || f.text.find(tok) == std::string_view::npos) {
+        if (f.token >= 0 || f.text.find(tok.text) == std::string_view::npos) {
             result.push_back(f);
             continue;
         }
         changed = true;
         size_t start = 0;
         size_t pos;
-        while ((pos = f.text.find(tok, start)) != std::string_view::npos) {
-            if (pos > start) result.push_back({-1, f.text.substr(start, pos - start)});
-            result.push_back({id, f.text.substr(pos, tok.size())});
-            start = pos + tok.size();
+        while ((pos = f.text.find(tok.text, start)) != std::string_view::npos) {
+            size_t left_end = pos;
+            if (tok.lstrip) {
+                while (left_end > start && spm_is_space(f.text[left_end - 1])) --left_end;
+            }
+            if (left_end > start) result.push_back({-1, f.text.substr(start, left_end - start)});
+            result.push_back({id, f.text.substr(pos, tok.text.size())});
+            start = pos + tok.text.size();
+            if (tok.rstrip) {
+                while (start < f.text.size() && spm_is_space(f.text[start])) ++start;
+            }
         }
         if (start < f.text.size()) result.push_back({-1, f.text.substr(start)});
     }

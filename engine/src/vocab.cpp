@@ -83,6 +83,46 @@ const byte_unicode_table & byte_table() {
     return table;
 }
 
+// End-of-turn markers, in the order eot_id is chosen from when the file names none.
+constexpr std::string_view k_eot_texts[] = {
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<EOT>", "_<EOT>",
+    "<\xEF\xBD\x9C" "end\xE2\x96\x81" "of\xE2\x96\x81" "sentence\xEF\xBD\x9C>",  // DeepSeek's, in full-width bars
+    "<end_of_utterance>",
+};
+
+// Every marker that ends generation (besides eos and eot).
+constexpr std::string_view k_eog_texts[] = {
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
+    "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
+    "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
+};
+
+// Fill-in-the-middle markers: each group names one role (prefix, suffix, middle, pad, repository,
+// file separator); the first text of a group found in the vocabulary is that role's token. The
+// pad, repository and file-separator tokens also end generation.
+struct fim_group {
+    std::string_view texts[6];  // unused entries are empty
+    bool eog;
+};
+constexpr fim_group k_fim_groups[] = {
+    {{"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<PRE>", "<|code_prefix|>", "<|prefix|>"}, false},
+    {{"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<SUF>", "<|code_suffix|>", "<|suffix|>"}, false},
+    {{"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<MID>", "<|code_middle|>", "<|middle|>"}, false},
+    {{"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"}, true},
+    {{"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"}, true},
+    {{"<|file_sep|>"}, true},
+};
+
+bool ascii_contains_nocase(std::string_view s, std::string_view what) {
+    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? (char) (c - 'A' + 'a') : c; };
+    for (size_t i = 0; i + what.size() <= s.size(); ++i) {
+        size_t j = 0;
+        while (j < what.size() && lower(s[i + j]) == what[j]) ++j;
+        if (j == what.size()) return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 const std::string & vocab_byte_to_unicode(uint8_t b) { return byte_table().to_unicode[b]; }
@@ -143,7 +183,9 @@ bool vocab::load(const gguf_metadata & md, std::string * error) {
     if (!load_tokens(md, error)) return false;
     if (type_ == vocab_type::bpe && !load_merges(md, error)) return false;
     if (!load_special_ids(md, error)) return false;
+    build_eog();
     build_lookups();
+    apply_name_rules(md);
     return true;
 }
 
@@ -251,19 +293,82 @@ void vocab::build_lookups() {
         byte_tokens_[b] = id;
     }
     for (int32_t id = 0; id < n_tokens(); ++id) {
-        if (is_special(id) && !token_text(id).empty()) special_by_length_.push_back(id);
+        const bool matched = is_special(id) || token_type(id) == vocab_token_type::unknown;
+        if (matched && !token_text(id).empty()) special_by_length_.push_back(id);
     }
     std::stable_sort(special_by_length_.begin(), special_by_length_.end(), [&](int32_t a, int32_t b) {
         return token_text(a).size() > token_text(b).size();
     });
-    if (eos_ >= 0) eog_.push_back(eos_);
-    if (eot_ >= 0) eog_.push_back(eot_);
-    for (const char * t : {"<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
-                           "<|end_of_text|>", "<|eom_id|>", "<EOT>"}) {
-        const int32_t id = token_id(t);
-        if (id >= 0 && is_special(id) && std::find(eog_.begin(), eog_.end(), id) == eog_.end()) {
-            eog_.push_back(id);
+}
+
+// The end-of-generation set and eot_id (see vocab.h). Every token named by a marker text becomes a
+// control token: a marker is never matched in plain text.
+void vocab::build_eog() {
+    auto make_control = [&](int32_t id) { tokens_[(size_t) id].type = vocab_token_type::control; };
+    if (eot_ < 0) {
+        for (std::string_view t : k_eot_texts) {
+            if (const int32_t id = token_id(t); id >= 0) {
+                eot_ = id;
+                make_control(id);
+                break;
+            }
         }
+    }
+    std::vector<int32_t> eog;
+    for (const fim_group & g : k_fim_groups) {
+        for (std::string_view t : g.texts) {
+            if (const int32_t id = t.empty() ? -1 : token_id(t); id >= 0) {
+                make_control(id);
+                if (g.eog) eog.push_back(id);
+                break;
+            }
+        }
+    }
+    for (std::string_view t : k_eog_texts) {
+        if (const int32_t id = token_id(t); id >= 0) {
+            make_control(id);
+            eog.push_back(id);
+        }
+    }
+    if (eos_ >= 0) eog.push_back(eos_);
+    if (eot_ >= 0) eog.push_back(eot_);
+    // Harmony-style vocabularies (<|return|> and <|call|>, or <|calls|> and <|flush|>) end a
+    // message with <|end|> without ending the generation.
+    auto present = [&](std::string_view t) { return token_id(t) >= 0; };
+    const bool harmony = (present("<|return|>") && present("<|call|>")) ||
+                         (present("<|calls|>") && present("<|flush|>"));
+    const int32_t end = token_id("<|end|>");
+    if (harmony && end >= 0) {
+        eog.erase(std::remove(eog.begin(), eog.end(), end), eog.end());
+        tokens_[(size_t) end].type = vocab_token_type::user_defined;
+    }
+    // Gemma 4 (it has <|tool_response>) uses </s> as an ordinary word.
+    const int32_t s_end = token_id("</s>");
+    if (token_id("<|tool_response>") >= 0 && s_end >= 0) {
+        eog.erase(std::remove(eog.begin(), eog.end(), s_end), eog.end());
+        tokens_[(size_t) s_end].type = vocab_token_type::normal;
+    }
+    std::sort(eog.begin(), eog.end());
+    eog.erase(std::unique(eog.begin(), eog.end()), eog.end());
+    eog_ = std::move(eog);
+}
+
+// Phi-3's tokenizer drops the whitespace that follows its special tokens (the rule is keyed on the
+// model's name, as the reference engine keys it: nothing else in the file tells).
+void vocab::apply_name_rules(const gguf_metadata & md) {
+    std::string name;
+    if (const gguf_value * v = md.find("general.name"); v && v->get_string()) name = *v->get_string();
+    if (!ascii_contains_nocase(name, "phi-3") && !ascii_contains_nocase(name, "phi3")) return;
+    for (int32_t id = 0; id < n_tokens(); ++id) {
+        const vocab_token_type t = token_type(id);
+        const bool special = is_special(id) || t == vocab_token_type::unknown;
+        if (special) tokens_[(size_t) id].rstrip = true;
+    }
+    for (std::string_view t : {"</s>"}) {
+        if (const int32_t id = token_id(t); id >= 0) tokens_[(size_t) id].rstrip = true;
+    }
+    for (std::string_view t : {"<unk>", "<s>", "<|endoftext|>"}) {
+        if (const int32_t id = token_id(t); id >= 0) tokens_[(size_t) id].rstrip = false;
     }
 }
 
@@ -273,7 +378,7 @@ bool vocab::is_special(int32_t id) const {
 }
 
 bool vocab::is_eog(int32_t id) const {
-    return id >= 0 && std::find(eog_.begin(), eog_.end(), id) != eog_.end();
+    return id >= 0 && std::binary_search(eog_.begin(), eog_.end(), id);
 }
 
 int32_t vocab::token_id(std::string_view text) const {

@@ -39,6 +39,8 @@ const std::vector<render_case> & render_cases() {
                 "<|im_start|>assistant\n Hi there <|im_end|>\n"
                 "<|im_start|>user\nWho are you<|im_end|>\n";
             v.push_back({chat_template_kind::chatml, s, s + "<|im_start|>assistant\n"});
+            // Qwen3: the reply precedes the last user message, so it shows its answer alone.
+            v.push_back({chat_template_kind::qwen3, s, s + "<|im_start|>assistant\n"});
         }
         {
             // Mistral Instruct v0.2's template; the system text goes in front of the first user
@@ -89,9 +91,10 @@ const std::vector<render_case> & render_cases() {
             v.push_back({chat_template_kind::zephyr, s, s + "<|assistant|>\n"});
         }
         {
+            // Phi-3.5's template: EOS closes a conversation rendered without the generation prompt.
             const std::string s = "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n"
                                   "<|assistant|>\n Hi there <|end|>\n<|user|>\nWho are you<|end|>\n";
-            v.push_back({chat_template_kind::phi3, s, s + "<|assistant|>\n"});
+            v.push_back({chat_template_kind::phi3, s + "</s>", s + "<|assistant|>\n"});
         }
         {
             const std::string s =
@@ -213,11 +216,12 @@ TEST(ChatTemplate, SystemWithoutUserTurnIsAnErrorWhereThereIsNoSystemRole) {
 }
 
 TEST(ChatTemplate, GemmaAndMistralPlaceTheSystemText) {
-    // Gemma: a user turn after an assistant one does not repeat the system text.
-    const std::vector<chat_message> msgs = {{"system", " Rules "}, {"user", "q1"}, {"assistant", "a1"},
+    // Gemma: a user turn after an assistant one does not repeat the system text; the system text is
+    // written as given (Gemma 3's template trims only the turns' own contents).
+    const std::vector<chat_message> msgs = {{"system", " Rules "}, {"user", " q1"}, {"assistant", "a1"},
                                             {"user", "q2"}};
     EXPECT_EQ(render(chat_template_kind::gemma, msgs, true),
-              "<start_of_turn>user\nRules\n\nq1<end_of_turn>\n<start_of_turn>model\na1<end_of_turn>\n"
+              "<start_of_turn>user\n Rules \n\nq1<end_of_turn>\n<start_of_turn>model\na1<end_of_turn>\n"
               "<start_of_turn>user\nq2<end_of_turn>\n<start_of_turn>model\n");
     // mistral-v3 without a system message: plain turns.
     const std::vector<chat_message> plain = {{"user", "q1"}, {"assistant", "a1"}, {"user", "q2"}};
@@ -289,6 +293,7 @@ TEST(ChatTemplate, ResolveLikeLlamaServer) {
 TEST(ChatTemplate, StopTexts) {
     using texts = std::vector<std::string_view>;
     EXPECT_EQ(chat_template_stop_texts(chat_template_kind::chatml), texts{"<|im_end|>"});
+    EXPECT_EQ(chat_template_stop_texts(chat_template_kind::qwen3), texts{"<|im_end|>"});
     EXPECT_EQ(chat_template_stop_texts(chat_template_kind::llama3), texts{"<|eot_id|>"});
     EXPECT_EQ(chat_template_stop_texts(chat_template_kind::gemma), texts{"<end_of_turn>"});
     EXPECT_EQ(chat_template_stop_texts(chat_template_kind::phi3), texts{"<|end|>"});
@@ -346,6 +351,9 @@ const std::vector<jinja_case> & jinja_cases() {
         {"Qwen2.5-Instruct (abridged tools part)",
          R"J({%- if tools %}{{- '<|im_start|>system\n' }}{%- if messages[0]['role'] == 'system' %}{{- messages[0]['content'] }}{%- else %}{{- 'You are Qwen, created by Alibaba Cloud. You are a helpful assistant.' }}{%- endif %}{{- "<|im_end|>\n" }}{%- else %}{%- if messages[0]['role'] == 'system' %}{{- '<|im_start|>system\n' + messages[0]['content'] + '<|im_end|>\n' }}{%- else %}{{- '<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n' }}{%- endif %}{%- endif %}{%- for message in messages %}{%- if (message.role == "user") or (message.role == "system" and not loop.first) %}{{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>' + '\n' }}{%- elif message.role == "assistant" %}{{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>\n' }}{%- endif %}{%- endfor %}{%- if add_generation_prompt %}{{- '<|im_start|>assistant\n' }}{%- endif %})J",
          chat_template_kind::chatml},
+        {"Qwen3 (abridged: the reasoning part)",
+         R"J({%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) %}{%- for message in messages %}{%- if (message.role == "user") or (message.role == "system" and not loop.first) %}{{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>' + '\n' }}{%- elif message.role == "assistant" %}{%- if loop.index0 > ns.last_query_index %}{{- '<|im_start|>' + message.role + '\n<think>\n' + reasoning_content.strip('\n') + '\n</think>\n\n' + content.lstrip('\n') }}{%- else %}{{- '<|im_start|>' + message.role + '\n' + content }}{%- endif %}{{- '<|im_end|>\n' }}{%- endif %}{%- endfor %}{%- if add_generation_prompt %}{{- '<|im_start|>assistant\n' }}{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\n\n</think>\n\n' }}{%- endif %}{%- endif %})J",
+         chat_template_kind::qwen3},
         {"OpenHermes-2.5",
          R"J({% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %})J",
          chat_template_kind::chatml},

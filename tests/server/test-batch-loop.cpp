@@ -284,3 +284,34 @@ TEST(batch_loop, zero_max_tokens_reads_the_prompt_only) {
     EXPECT_TRUE(s->tokens.empty());
     EXPECT_EQ(s->usage.prompt_tokens, 3);
 }
+
+// Generation stops at every end-of-generation token of the vocabulary, not only at EOS: tiny-qwen2's
+// EOS is <|im_end|>, and <|endoftext|> ends generation too. A logit bias makes the model pick it.
+TEST(batch_loop, stops_at_an_end_of_turn_token_that_is_not_eos) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    auto m = model::load(dir + "/models/tiny-qwen2-f16.gguf", model_params{});
+    const vocab & v = m->get_vocab();
+    const int32_t end_of_text = v.token_id("<|endoftext|>");
+    ASSERT_GE(end_of_text, 0);
+    ASSERT_NE(end_of_text, v.eos_id());
+    ASSERT_TRUE(v.is_eog(end_of_text));
+    batch_loop loop(*m, loop_params(1));
+    loop.start();
+    for (bool ignore_eos : {false, true}) {
+        SCOPED_TRACE(ignore_eos ? "ignore_eos" : "stops");
+        auto s = std::make_shared<collect_sink>();
+        gen_request r = greedy(m->get_tokenizer().tokenize("Once upon a time", true, false), 4, s);
+        r.ignore_eos = ignore_eos;
+        r.sampling.logit_bias = {{end_of_text, 100.0f}};
+        std::string why;
+        ASSERT_TRUE(loop.submit(std::move(r), &why)) << why;
+        ASSERT_TRUE(s->wait());
+        if (ignore_eos) {
+            EXPECT_EQ(s->reason, gen_finish::length);
+            EXPECT_EQ(s->tokens, std::vector<int32_t>(4, end_of_text));
+        } else {
+            EXPECT_EQ(s->reason, gen_finish::stop);
+            EXPECT_TRUE(s->tokens.empty());
+        }
+    }
+}

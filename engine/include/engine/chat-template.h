@@ -19,26 +19,37 @@
 //   if (!chat_template_apply(kind, msgs, /*add_generation_prompt=*/true, bos, eos, &prompt, &err)) {
 //       fprintf(stderr, "%s\n", err.c_str());      // unknown role, inexpressible sequence
 //   }
+//   // or with the template variables a family reads (Qwen3's enable_thinking):
+//   chat_template_options o; o.bos = bos; o.eos = eos; o.enable_thinking = false;
+//   chat_template_apply(kind, msgs, o, &prompt, &err);
 //   // Tokenize with add_special = true (the vocabulary's add_bos adds BOS) and
 //   // parse_special = true (so "<|im_start|>", "</s>" … become their control tokens).
 //
 // BOS: the rendered text never starts with the BOS text, even where the official template
-// writes `{{ bos_token }}` first (llama2, mistral, llama3, gemma, phi3): the engine's tokenizer
-// adds BOS itself when the vocabulary says add_bos, and writing it as text too would double it.
+// writes `{{ bos_token }}` first (llama2, mistral, llama3, gemma, Phi-3-mini): the engine's
+// tokenizer adds BOS itself when the vocabulary says add_bos, and writing it as text too would
+// double it.
 // BOS texts in the middle of a conversation (llama2-sys-bos: `</s><s>[INST]`) are written, from
 // the `bos` argument, and become BOS tokens through special-token parsing. EOS texts that a family
 // writes after a turn (llama2 / mistral `</s>`, zephyr) come from the `eos` argument (vicuna
 // writes its template's literal `</s>`).
 //
-// Without the generation prompt the text ends right after the last message (no trailing EOS
-// for families whose template adds one only in training mode). Families whose user turn already
-// ends with the assistant's cue (llama2 and mistral: `[/INST]`) add nothing for the prompt.
+// Without the generation prompt the text ends right after the last message, except for phi3,
+// whose template (Phi-3.5) then writes EOS. Families whose user turn already ends with the
+// assistant's cue (llama2 and mistral: `[/INST]`) add nothing for the prompt.
 //
 // Roles: "system", "user" and "assistant" in any order (families are lenient about alternation,
 // as llama-server is). A system message is rendered where it stands, in the family's system form;
 // gemma and mistral v1/v3 have none and move the text into a user message (see
 // chat_template_kind). Contents are trimmed (ASCII whitespace) only where the official template
-// trims them: llama3, gemma, command-r user/assistant, mistral-v3 assistant, llama2-sys-strip.
+// trims them: llama3, gemma user/assistant, command-r user/assistant, mistral-v3 assistant,
+// llama2-sys-strip.
+//
+// Reasoning: qwen3 shows an assistant message's reasoning (reasoning_content, or the text
+// between <think> and </think> at the start of its content) only for replies after the last user
+// message, as <think>\nreasoning\n</think>\n\n before the answer (an empty block for the final
+// message when it has none); earlier replies show their answer alone. Other families ignore
+// reasoning_content and render the content as given.
 #pragma once
 
 #include <optional>
@@ -50,10 +61,22 @@
 struct chat_message {
     std::string role;     // "system", "user" or "assistant"
     std::string content;
+    std::string reasoning_content = {};  // assistant messages: the reasoning ("" when none)
+};
+
+// The variables a template reads besides the messages.
+struct chat_template_options {
+    bool add_generation_prompt = true;
+    std::string_view bos;  // the vocabulary's token texts (see above)
+    std::string_view eos;
+    // Qwen3: false closes the reasoning block in the generation prompt (<think>\n\n</think>\n\n),
+    // so the model answers without thinking; unset or true leaves it to the model.
+    std::optional<bool> enable_thinking;
 };
 
 enum class chat_template_kind {
-    chatml,             // <|im_start|>role\ncontent<|im_end|>\n  (Qwen, OpenHermes, …)
+    chatml,             // <|im_start|>role\ncontent<|im_end|>\n  (Qwen2.5, OpenHermes, …)
+    qwen3,              // ChatML with <think> reasoning blocks (see above) and enable_thinking
     llama2,             // [INST] u [/INST]a</s>[INST] …; system as "text\n" inside [INST] (Mistral
                         //   Instruct v0.1/v0.2 Hugging Face templates; the name "mistral" too)
     llama2_sys,         // [INST] <<SYS>>\ns\n<</SYS>>\n\nu [/INST] a </s>[INST] …
@@ -69,11 +92,13 @@ enum class chat_template_kind {
     mistral_v7_tekken,  // [SYSTEM_PROMPT]s[/SYSTEM_PROMPT][INST]u[/INST]a</s>  (Small 3)
     llama3,             // <|start_header_id|>role<|end_header_id|>\n\ncontent<|eot_id|> (trimmed)
     zephyr,             // <|role|>\ncontent</s>\n  (EOS text after every turn; TinyLlama chat)
-    phi3,               // <|role|>\ncontent<|end|>\n
+    phi3,               // <|role|>\ncontent<|end|>\n; a system message with empty content is
+                        //   skipped; without the generation prompt EOS ends the text (Phi-3.5)
     phi4,               // <|im_start|>role<|im_sep|>content<|im_end|>
     gemma,              // <start_of_turn>user\n…<end_of_turn>\n, "model" for assistant, contents
-                        //   trimmed; no system role: system text + "\n\n" opens the next user turn
-                        //   (a system message with no user message after it is an error)
+                        //   trimmed; no system role: the system text (as given, Gemma 3) + "\n\n"
+                        //   opens the next user turn (a system message with no user message after
+                        //   it is an error)
     command_r,          // <|START_OF_TURN_TOKEN|><|USER_TOKEN|>…<|END_OF_TURN_TOKEN|>
     vicuna,             // s\n\nUSER: u\nASSISTANT: a</s>\n
     vicuna_orca,        // SYSTEM: s\nUSER: u\nASSISTANT: a</s>\n
@@ -85,7 +110,7 @@ enum class chat_template_kind {
 // (which writes BOS before every [INST] and also strips contents) gives llama2_sys_bos.
 std::optional<chat_template_kind> chat_template_detect(std::string_view jinja);
 
-// By llama-server's --chat-template name ("chatml", "llama2", "llama2-sys", "llama2-sys-bos",
+// By llama-server's --chat-template name ("chatml", "qwen3", "llama2", "llama2-sys", "llama2-sys-bos",
 // "llama2-sys-strip", "mistral-v1", "mistral-v3", "mistral-v3-tekken", "mistral-v7",
 // "mistral-v7-tekken", "llama3", "zephyr", "phi3", "phi4", "gemma", "command-r", "vicuna",
 // "vicuna-orca"), plus the alias "mistral" (= llama2, as llama-server treats it). Exact, case
@@ -120,3 +145,6 @@ std::vector<std::string_view> chat_template_stop_texts(chat_template_kind kind);
 bool chat_template_apply(chat_template_kind kind, std::span<const chat_message> msgs,
                          bool add_generation_prompt, std::string_view bos, std::string_view eos,
                          std::string * out, std::string * error);
+// The same with every template variable in `opts`.
+bool chat_template_apply(chat_template_kind kind, std::span<const chat_message> msgs,
+                         const chat_template_options & opts, std::string * out, std::string * error);

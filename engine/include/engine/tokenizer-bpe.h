@@ -51,7 +51,8 @@ public:
     bool init(const ::vocab & v, bpe_pre_type pre, std::string * err);
 
     // Tokenizes text; no BOS/EOS. User-defined tokens (type 4) are always matched verbatim,
-    // control tokens (type 3) only when parse_special is true (longest token text first).
+    // control (type 3) and unknown (type 2) tokens only when parse_special is true (longest
+    // token text first).
     std::vector<int32_t> encode(std::string_view text, bool parse_special = false) const;
     // The pre-tokens of text, as UTF-8 strings (for tests and diagnostics).
     std::vector<std::string> pre_tokenize(std::string_view text) const;

@@ -36,8 +36,10 @@ struct tokenizer_fragment {
 };
 
 // Splits text around special tokens, longest match first. User-defined tokens are always
-// matched (they are ordinary added words); control tokens (<s>, <|im_start|>, …) only when
-// parse_special. Fragments refer into `text`; empty plain-text fragments are dropped.
+// matched (they are ordinary added words); control tokens (<s>, <|im_start|>, …) and unknown
+// tokens (<unk>) only when parse_special. Around a matched token with lstrip / rstrip
+// (vocab_token) the whitespace before / after it is dropped. Fragments refer into `text`; empty
+// plain-text fragments are dropped.
 std::vector<tokenizer_fragment> tokenizer_split_special(const vocab & v, std::string_view text,
                                                         bool parse_special);
 

@@ -14,9 +14,21 @@
 // BPE, "no_vocab" / "none" → no tokenizer), tokenizer.ggml.pre, tokenizer.ggml.tokens
 // (required), tokenizer.ggml.scores, tokenizer.ggml.token_type, tokenizer.ggml.merges (BPE),
 // tokenizer.ggml.{bos,eos,unknown,padding,seperator/separator,eot}_token_id,
-// tokenizer.ggml.add_bos_token, tokenizer.ggml.add_eos_token, tokenizer.ggml.add_space_prefix.
-// Array lengths that disagree, ids out of range, merges naming unknown tokens: load() fails
-// with a message naming the key. A vocab is immutable after load(): usable from any thread.
+// tokenizer.ggml.add_bos_token, tokenizer.ggml.add_eos_token, tokenizer.ggml.add_space_prefix,
+// general.name (see below). Array lengths that disagree, ids out of range, merges naming unknown
+// tokens: load() fails with a message naming the key. A vocab is immutable after load(): usable
+// from any thread.
+//
+// Rules the files do not spell out, applied at load as the reference engine applies them:
+// - End of generation: eos, eot, and every token whose text is one of the family end-of-turn
+//   markers (<|im_end|>, <|eot_id|>, <|end|>, <end_of_turn>, <|endoftext|>, </s>, <eos>, …; see
+//   vocab.cpp) stop generation (is_eog, eog_ids). Such a token is made a control token when the
+//   file says otherwise (Phi-3 stores </s> as user-defined): a control token is matched in text
+//   only when special tokens are parsed, so plain text that spells it stays plain text.
+// - eot_id: tokenizer.ggml.eot_token_id, else the first of <|eot_id|>, <|im_end|>, <|end|>,
+//   <end_of_turn>, <|endoftext|>, … found in the vocabulary.
+// - Phi-3 (general.name containing "phi-3" or "phi3", any case): whitespace right after a matched
+//   special token is dropped (vocab_token::rstrip), except after <unk>, <s> and <|endoftext|>.
 #pragma once
 
 #include <cstddef>
@@ -50,6 +62,10 @@ struct vocab_token {
     std::string text;
     float score = 0.0f;
     vocab_token_type type = vocab_token_type::normal;
+    // When this special token is matched in text, the whitespace before it (lstrip) / after it
+    // (rstrip) is dropped from the neighbouring plain text.
+    bool lstrip = false;
+    bool rstrip = false;
 };
 
 // Hash for heterogeneous (std::string_view) lookups in string-keyed maps.
@@ -78,8 +94,8 @@ public:
     vocab_token_type token_type(int32_t id) const { return tokens_[(size_t) id].type; }
     bool is_control(int32_t id) const { return token_type(id) == vocab_token_type::control; }
     bool is_byte(int32_t id) const { return token_type(id) == vocab_token_type::byte; }
-    // Control and user-defined tokens: the ones matched verbatim in text when special tokens are
-    // parsed.
+    // Control and user-defined tokens. User-defined tokens are matched verbatim in any text;
+    // control (and unknown) tokens only where special tokens are parsed.
     bool is_special(int32_t id) const;
 
     int32_t token_id(std::string_view text) const;  // -1 when absent
@@ -98,19 +114,19 @@ public:
     // Special token ids (-1 when absent).
     int32_t bos_id() const { return bos_; }
     int32_t eos_id() const { return eos_; }
-    int32_t eot_id() const { return eot_; }
+    int32_t eot_id() const { return eot_; }  // end of turn (see above: found by text when no key)
     int32_t unk_id() const { return unk_; }
     int32_t pad_id() const { return pad_; }
     int32_t sep_id() const { return sep_; }
     bool add_bos() const { return add_bos_; }
     bool add_eos() const { return add_eos_; }
     bool add_space_prefix() const { return add_space_prefix_; }
-    // End-of-generation tokens: eos, eot, and the special (control / user-defined) tokens
-    // <|im_end|>, <|eot_id|>, <|eom_id|>, <|end|>, <end_of_turn>, <|endoftext|>, <|end_of_text|>,
-    // <EOT> when present.
+    // End-of-generation tokens (see above): generation stops when the model produces one.
     bool is_eog(int32_t id) const;
+    const std::vector<int32_t> & eog_ids() const { return eog_; }  // ascending ids
 
-    // Special tokens (is_special), longest text first: the order to match them in text.
+    // The tokens matched verbatim in text (control, user-defined and unknown tokens with a
+    // non-empty text), longest text first: the order to match them in.
     const std::vector<int32_t> & special_tokens() const { return special_by_length_; }
 
 private:
@@ -130,6 +146,8 @@ private:
     bool load_merges(const gguf_metadata & md, std::string * error);
     bool load_special_ids(const gguf_metadata & md, std::string * error);
     void build_lookups();
+    void build_eog();
+    void apply_name_rules(const gguf_metadata & md);
 };
 
 // GPT-2's byte-level mapping: every byte to one printable Unicode code point (as UTF-8), and back
