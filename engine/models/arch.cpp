@@ -31,6 +31,20 @@ float hparams_reader::f32(std::string_view key) const {
 
 float hparams_reader::f32_or(std::string_view key, float def) const { return has(key) ? f32(key) : def; }
 
+bool hparams_reader::u32_array(std::string_view key, std::vector<uint32_t> & out) const {
+    const gguf_value * v = md_.find(full(key));
+    if (!v || !v->is_array()) return false;
+    out.clear();
+    for (size_t i = 0; i < v->array_size(); ++i) {
+        uint64_t u = 0;
+        bool b = false;
+        if (v->array_get_uint(i, &u) && u <= UINT32_MAX) out.push_back(uint32_t(u));
+        else if (v->array_get_bool(i, &b)) out.push_back(b ? 1 : 0);
+        else return false;
+    }
+    return true;
+}
+
 std::string hparams_reader::str_or(std::string_view key, std::string def) const {
     if (!has(key)) return def;
     std::string v;
@@ -41,22 +55,47 @@ std::string hparams_reader::str_or(std::string_view key, std::string def) const 
 
 std::string llm_tensor_name(int il, const char * suffix) { return "blk." + std::to_string(il) + "." + suffix; }
 
+namespace {
+
+const llm_arch_def * const k_archs[] = {&llm_arch_llama, &llm_arch_qwen2,  &llm_arch_qwen3, &llm_arch_qwen3moe,
+                                        &llm_arch_gemma2, &llm_arch_gemma3, &llm_arch_phi3,  &llm_arch_gpt2};
+
+}  // namespace
+
 const llm_arch_def * llm_arch_find(std::string_view name) {
-    for (const llm_arch_def * d : {&llm_arch_llama, &llm_arch_qwen2, &llm_arch_gpt2}) {
+    for (const llm_arch_def * d : k_archs) {
         if (name == d->name) return d;
     }
     return nullptr;
 }
 
-std::string llm_arch_list() { return "llama, qwen2, gpt2"; }
+std::string llm_arch_list() {
+    std::string s;
+    for (const llm_arch_def * d : k_archs) s += (s.empty() ? "" : ", ") + std::string(d->name);
+    return s;
+}
 
 const char * llm_arch_name(llm_arch arch) {
-    switch (arch) {
-        case llm_arch::llama: return "llama";
-        case llm_arch::qwen2: return "qwen2";
-        case llm_arch::gpt2: return "gpt2";
+    for (const llm_arch_def * d : k_archs) {
+        if (d->arch == arch) return d->name;
     }
     return "?";
+}
+
+bool model_hparams::has_swa() const {
+    for (uint32_t il = 0; il < n_layer; ++il)
+        if (is_swa(il)) return true;
+    return false;
+}
+
+bool model_hparams::has_global() const {
+    for (uint32_t il = 0; il < n_layer; ++il)
+        if (!is_swa(il)) return true;
+    return false;
+}
+
+float model_hparams::kq_scale() const {
+    return attn_scale > 0.0f ? attn_scale : 1.0f / std::sqrt(float(n_embd_head_k));
 }
 
 void llm_load_common_hparams(const hparams_reader & r, model_hparams & hp, const char * eps_key) {
@@ -100,8 +139,12 @@ void llm_load_rope_hparams(const hparams_reader & r, model_hparams & hp) {
         hp.rope_scaling = rope_scaling_type::linear;
     } else if (type == "yarn") {
         hp.rope_scaling = rope_scaling_type::yarn;
+    } else if (type == "longrope" || type == "su") {
+        // LongRoPE: the scaling lives in per-dimension factors (tensors), not in freq_scale
+        hp.rope_scaling = rope_scaling_type::none;
+        factor = 0.0f;
     } else {
-        throw model_load_error("unsupported rope.scaling.type '" + type + "' (none, linear and yarn are)");
+        throw model_load_error("unsupported rope.scaling.type '" + type + "' (none, linear, yarn and longrope are)");
     }
     if (factor < 0.0f) throw model_load_error("rope.scaling.factor must be positive");
     hp.rope_freq_scale = factor > 0.0f ? 1.0f / factor : 1.0f;
@@ -112,4 +155,45 @@ void llm_load_rope_hparams(const hparams_reader & r, model_hparams & hp) {
         hp.yarn_beta_fast = r.f32_or("rope.scaling.yarn_beta_fast", 32.0f);
         hp.yarn_beta_slow = r.f32_or("rope.scaling.yarn_beta_slow", 1.0f);
     }
+}
+
+void llm_load_moe_hparams(const hparams_reader & r, model_hparams & hp) {
+    hp.n_expert = r.u32_or("expert_count", 0);
+    if (hp.n_expert == 0) return;
+    hp.n_expert_used = r.u32("expert_used_count");
+    if (hp.n_expert_used == 0 || hp.n_expert_used > hp.n_expert) {
+        throw model_load_error("expert_used_count (" + std::to_string(hp.n_expert_used) + ") must be in 1..expert_count (" +
+                               std::to_string(hp.n_expert) + ")");
+    }
+    hp.n_ff_exp = r.u32_or("expert_feed_forward_length", hp.n_ff);
+    if (hp.n_ff_exp == 0) throw model_load_error("the experts' feed-forward width is zero");
+}
+
+void llm_load_swa_hparams(const hparams_reader & r, model_hparams & hp, uint32_t default_period) {
+    hp.n_swa = r.u32_or("attention.sliding_window", 0);
+    hp.rope_freq_base_swa = r.f32_or("rope.freq_base_swa", hp.rope_freq_base);
+    hp.rope_freq_scale_swa = 1.0f;
+    if (!(hp.rope_freq_base_swa > 0.0f)) throw model_load_error("rope.freq_base_swa must be positive");
+    hp.swa_layers.assign(hp.n_layer, 0);
+    if (hp.n_swa == 0) return;
+    std::vector<uint32_t> per_layer;
+    uint32_t period = default_period;
+    if (r.u32_array("attention.sliding_window_pattern", per_layer)) {
+        if (per_layer.size() != hp.n_layer) {
+            throw model_load_error("attention.sliding_window_pattern has " + std::to_string(per_layer.size()) +
+                                   " entries for " + std::to_string(hp.n_layer) + " layers");
+        }
+        for (uint32_t il = 0; il < hp.n_layer; ++il) hp.swa_layers[il] = per_layer[il] != 0;
+        return;
+    }
+    if (r.has("attention.sliding_window_pattern")) period = r.u32("attention.sliding_window_pattern");
+    for (uint32_t il = 0; il < hp.n_layer; ++il) hp.swa_layers[il] = period == 0 || il % period < period - 1;
+}
+
+void llm_create_moe_tensors(tensor_creator & c, const model_hparams & hp, model_layer & l, int il) {
+    const int64_t n_embd = hp.n_embd, n_ff = hp.n_ff_exp, n_expert = hp.n_expert;
+    l.ffn_gate_inp = c.create(llm_tensor_name(il, "ffn_gate_inp.weight"), {n_embd, n_expert}, il);
+    l.ffn_gate_exps = c.create(llm_tensor_name(il, "ffn_gate_exps.weight"), {n_embd, n_ff, n_expert}, il);
+    l.ffn_up_exps = c.create(llm_tensor_name(il, "ffn_up_exps.weight"), {n_embd, n_ff, n_expert}, il);
+    l.ffn_down_exps = c.create(llm_tensor_name(il, "ffn_down_exps.weight"), {n_ff, n_embd, n_expert}, il);
 }

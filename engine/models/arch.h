@@ -1,6 +1,7 @@
 // engine/models/arch.h — what one architecture file provides (internal to the engine).
 //
-// Each file under engine/models/ (llama.cpp, qwen2.cpp, gpt2.cpp) defines one llm_arch_def:
+// Each file under engine/models/ (llama, qwen2, qwen3, qwen3moe, gpt2, gemma2, gemma3, phi3) defines
+// one llm_arch_def:
 // how to read its hyper-parameters, which tensors it needs (with their shapes), and how to build
 // its compute graph on the shared graph builder (graph-builder.h).
 #pragma once
@@ -11,6 +12,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 class graph_builder;
 class gguf_metadata;
@@ -25,6 +27,8 @@ public:
     float f32_or(std::string_view key, float def) const;
     std::string str_or(std::string_view key, std::string def) const;
     bool has(std::string_view key) const;
+    // An array of bools or integers (one per layer); false when the key is absent or not such an array.
+    bool u32_array(std::string_view key, std::vector<uint32_t> & out) const;
 
 private:
     std::string full(std::string_view key) const { return prefix_ + "." + std::string(key); }
@@ -58,10 +62,15 @@ struct llm_arch_def {
 extern const llm_arch_def llm_arch_llama;
 extern const llm_arch_def llm_arch_qwen2;
 extern const llm_arch_def llm_arch_gpt2;
+extern const llm_arch_def llm_arch_qwen3;
+extern const llm_arch_def llm_arch_qwen3moe;
+extern const llm_arch_def llm_arch_gemma2;
+extern const llm_arch_def llm_arch_gemma3;
+extern const llm_arch_def llm_arch_phi3;
 
 // nullptr for an architecture not implemented here.
 const llm_arch_def * llm_arch_find(std::string_view name);
-// "llama, qwen2, gpt2"
+// "llama, qwen2, …"
 std::string llm_arch_list();
 
 // Shared hyper-parameter reading of the decoder-only families: context, widths, heads, head
@@ -70,3 +79,27 @@ void llm_load_common_hparams(const hparams_reader & r, model_hparams & hp, const
 // RoPE keys: rope.dimension_count, rope.freq_base, rope.scaling.{type,factor,
 // original_context_length,attn_factor}, rope.scale_linear, YaRN betas.
 void llm_load_rope_hparams(const hparams_reader & r, model_hparams & hp);
+// Mixture-of-experts keys: expert_count, expert_used_count and the experts' width
+// (expert_feed_forward_length, else feed_forward_length). Nothing when expert_count is absent or 0.
+void llm_load_moe_hparams(const hparams_reader & r, model_hparams & hp);
+// Sliding-window keys: attention.sliding_window (0 or absent: none) and which layers use it:
+// attention.sliding_window_pattern (a period P: layer il is local unless il % P == P - 1; or a
+// per-layer array), else default_period (0: every layer local). RoPE of the local layers:
+// rope.freq_base_swa (default: the global base) with no scaling.
+void llm_load_swa_hparams(const hparams_reader & r, model_hparams & hp, uint32_t default_period);
+
+// Tensors of a mixture-of-experts feed-forward block (router and the three expert tensors).
+void llm_create_moe_tensors(tensor_creator & c, const model_hparams & hp, model_layer & l, int il);
+// Tensors of the llama family (llama, Mixtral, qwen2, qwen3, qwen3moe): separate Q/K/V (biases
+// required with with_bias, else optional), optional per-head Q/K norms (required with
+// with_qk_norm), dense SwiGLU or experts (hp.n_expert > 0).
+void llm_create_llama_like_tensors(tensor_creator & c, const model_hparams & hp, model_weights & w, bool with_bias,
+                                   bool with_qk_norm);
+
+// The Gemma family (gemma2.cpp): embedding scale sqrt(n_embd) and the query scale
+// (attention.scale, else 1/sqrt(n_embd / n_head) for the 27B models, recognised by their layer
+// count, else the head size's); tensors with post-attention / post-FFN norms (per-head Q/K norms
+// with with_qk_norm); the graph.
+void llm_load_gemma_scales(const hparams_reader & r, model_hparams & hp, uint32_t n_layer_27b);
+void llm_create_gemma_tensors(tensor_creator & c, const model_hparams & hp, model_weights & w, bool with_qk_norm);
+ggml_tensor * llm_build_gemma(graph_builder & b);

@@ -3,8 +3,6 @@
 #include "models/arch.h"
 #include "models/graph-builder.h"
 
-void llm_create_llama_like_tensors(tensor_creator & c, const model_hparams & hp, model_weights & w, bool with_bias);
-
 namespace {
 
 void qwen2_load_hparams(const hparams_reader & r, model_hparams & hp) {
@@ -14,7 +12,7 @@ void qwen2_load_hparams(const hparams_reader & r, model_hparams & hp) {
 }
 
 void qwen2_create_tensors(tensor_creator & c, const model_hparams & hp, model_weights & w) {
-    llm_create_llama_like_tensors(c, hp, w, /*with_bias=*/true);
+    llm_create_llama_like_tensors(c, hp, w, /*with_bias=*/true, /*with_qk_norm=*/false);
 }
 
 }  // namespace

@@ -25,7 +25,9 @@ struct context::impl {
     std::vector<ggml_backend_ptr> backends;  // GPU ones first, the CPU last
     ggml_backend_i * cpu = nullptr;
     std::unique_ptr<ggml_scheduler> sched;
-    std::unique_ptr<kv_cache> kv;
+    std::unique_ptr<kv_cache> kv;      // layers that attend to every cell (nullptr when none)
+    std::unique_ptr<kv_cache> kv_swa;  // sliding-window layers (nullptr when none)
+    std::vector<uint32_t> full_layers, swa_layers;
     size_t graph_size = 0;
     context_graph graph;
 
@@ -36,8 +38,8 @@ struct context::impl {
     uint64_t n_computes = 0;
 
     // scratch inputs, reused
-    std::vector<int64_t> cells;
-    std::vector<float> mask;
+    std::vector<int64_t> cells, cells_swa;
+    std::vector<float> mask, mask_swa;
     std::vector<int32_t> out_ids;
 
     impl(const model & mm, const context_params & p) : m(mm), params(p) {}
@@ -50,5 +52,17 @@ struct context::impl {
     bool build_graph(const graph_shape & shape);
     int decode_ubatch(const llm_batch & b, size_t begin, size_t end, int32_t & next_row);
     bool apply_kv_shift();
+    bool kv_shift_pending() const;
+    bool apply_kv_shift_of(kv_cache & c);
+    void set_cache_inputs(const llm_batch & b, size_t begin, int32_t n_tokens);
+    // Each cache in turn (full, then sliding-window), skipping absent ones.
+    template <typename F> void each_cache(F && f) {
+        if (kv) f(*kv);
+        if (kv_swa) f(*kv_swa);
+    }
+    // The cache the public accessors report on: the full one, else the sliding-window one.
+    kv_cache & main_cache() const { return kv ? *kv : *kv_swa; }
+    graph_caches caches() const { return {kv.get(), kv_swa.get(), params.n_ctx}; }
+    int place_ubatch(const llm_batch & b, size_t begin, size_t end);
     void reserve_worst_case();
 };

@@ -40,6 +40,12 @@ void check_params(const model & m, context_params & p) {
     }
 }
 
+// Cells of a sliding-window cache: every sequence's window and one ubatch, padded.
+uint64_t kv_swa_cells(uint32_t n_swa, const context_params & p) {
+    const uint64_t n = uint64_t(n_swa) * p.n_seq_max + p.n_ubatch;
+    return (n + p.kv_pad - 1) / p.kv_pad * p.kv_pad;
+}
+
 }  // namespace
 
 context::context(const model & m, const context_params & params) : impl_(std::make_unique<impl>(m, params)) {
@@ -65,7 +71,18 @@ context::context(const model & m, const context_params & params) : impl_(std::ma
     kp.type_k = s.params.type_k;
     kp.type_v = s.params.type_v;
     kp.n_seq_max = s.params.n_seq_max;
-    s.kv = std::make_unique<kv_cache>(kp, ggml_backend_cpu_buffer_type());
+    for (uint32_t il = 0; il < hp.n_layer; ++il) (hp.is_swa(il) ? s.swa_layers : s.full_layers).push_back(il);
+    if (!s.full_layers.empty()) {
+        kp.layers = s.full_layers;
+        s.kv = std::make_unique<kv_cache>(kp, ggml_backend_cpu_buffer_type());
+    }
+    if (!s.swa_layers.empty()) {
+        // Each sequence keeps at most its window, plus the ubatch being computed.
+        kp.layers = s.swa_layers;
+        kp.n_swa = hp.n_swa;
+        kp.n_ctx = std::min<uint64_t>(s.params.n_ctx, kv_swa_cells(hp.n_swa, s.params));
+        s.kv_swa = std::make_unique<kv_cache>(kp, ggml_backend_cpu_buffer_type());
+    }
 
     s.graph_size = std::max<size_t>(GGML_DEFAULT_GRAPH_SIZE, size_t(hp.n_layer) * 48 + 64);
     ggml_sched_params sp;
@@ -90,18 +107,38 @@ int32_t context::n_vocab() const { return impl_->m.hparams().n_vocab; }
 uint32_t context::n_ctx() const { return impl_->params.n_ctx; }
 const context_params & context::params() const { return impl_->params; }
 const model & context::get_model() const { return impl_->m; }
-const kv_cache & context::kv() const { return *impl_->kv; }
+const kv_cache & context::kv() const { return impl_->main_cache(); }
+const kv_cache * context::kv_swa() const { return impl_->kv_swa.get(); }
 uint64_t context::n_graph_builds() const { return impl_->n_builds; }
 uint64_t context::n_graph_computes() const { return impl_->n_computes; }
 
-bool context::seq_rm(int32_t seq, int32_t p0, int32_t p1) { return impl_->kv->seq_rm(seq, p0, p1); }
-bool context::seq_cp(int32_t src, int32_t dst, int32_t p0, int32_t p1) { return impl_->kv->seq_cp(src, dst, p0, p1); }
-bool context::seq_keep(int32_t seq) { return impl_->kv->seq_keep(seq); }
-bool context::seq_add(int32_t seq, int32_t p0, int32_t p1, int32_t delta) {
-    return impl_->kv->seq_add(seq, p0, p1, delta);
+bool context::seq_rm(int32_t seq, int32_t p0, int32_t p1) {
+    bool ok = true;
+    impl_->each_cache([&](kv_cache & c) { ok = c.seq_rm(seq, p0, p1) && ok; });
+    return ok;
 }
-int32_t context::seq_pos_max(int32_t seq) const { return impl_->kv->seq_pos_max(seq); }
-void context::clear() { impl_->kv->clear(); }
+bool context::seq_cp(int32_t src, int32_t dst, int32_t p0, int32_t p1) {
+    bool ok = true;
+    impl_->each_cache([&](kv_cache & c) { ok = c.seq_cp(src, dst, p0, p1) && ok; });
+    return ok;
+}
+bool context::seq_keep(int32_t seq) {
+    bool ok = true;
+    impl_->each_cache([&](kv_cache & c) { ok = c.seq_keep(seq) && ok; });
+    return ok;
+}
+bool context::seq_add(int32_t seq, int32_t p0, int32_t p1, int32_t delta) {
+    bool ok = true;
+    impl_->each_cache([&](kv_cache & c) { ok = c.seq_add(seq, p0, p1, delta) && ok; });
+    return ok;
+}
+int32_t context::seq_pos_max(int32_t seq) const { return impl_->main_cache().seq_pos_max(seq); }
+bool context::seq_resumable(int32_t seq, int32_t p) const {
+    return !impl_->kv_swa || impl_->kv_swa->seq_resumable(seq, p);
+}
+void context::clear() {
+    impl_->each_cache([](kv_cache & c) { c.clear(); });
+}
 
 std::vector<std::string> context::backend_names() const {
     std::vector<std::string> out;

@@ -1,6 +1,7 @@
 // The unified KV cache: sequence operations (remove, copy, keep, shift) and usage statistics.
 #include "engine/kv-cache.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace {
@@ -108,4 +109,48 @@ int32_t kv_cache::seq_pos_max(int32_t seq) const {
     for (const kv_cache_cell & c : cells_)
         if (!c.empty() && c.has_seq(seq) && c.pos > r) r = c.pos;
     return r;
+}
+
+void kv_cache::prune_swa(const int32_t * pos, const int32_t * seq_id, int32_t n_tokens, bool all_sequences) {
+    if (params_.n_swa == 0) return;
+    const uint32_t n_seq = params_.n_seq_max;
+    // Per sequence: cells at positions <= limit[s] are out of every future window.
+    std::vector<int64_t> limit(n_seq, std::numeric_limits<int64_t>::min());
+    if (all_sequences) {
+        for (uint32_t s = 0; s < n_seq; ++s) {
+            const int32_t pmax = seq_pos_max(int32_t(s));
+            if (pmax >= 0) limit[s] = int64_t(pmax) - params_.n_swa;
+        }
+    }
+    std::vector<int64_t> pmin(n_seq, std::numeric_limits<int64_t>::max());
+    for (int32_t t = 0; t < n_tokens; ++t) {
+        if (seq_valid(seq_id[t])) pmin[size_t(seq_id[t])] = std::min<int64_t>(pmin[size_t(seq_id[t])], pos[t]);
+    }
+    for (uint32_t s = 0; s < n_seq; ++s) {
+        if (pmin[s] != std::numeric_limits<int64_t>::max()) limit[s] = std::max(limit[s], pmin[s] - params_.n_swa);
+    }
+    uint32_t first_freed = params_.n_ctx;
+    for (uint32_t i = 0; i < params_.n_ctx; ++i) {
+        kv_cache_cell & c = cells_[i];
+        if (c.empty()) continue;
+        uint64_t keep = c.seq;
+        for (uint32_t s = 0; s < n_seq; ++s) {
+            if (c.has_seq(int32_t(s)) && c.pos <= limit[s]) keep &= ~(uint64_t(1) << s);
+        }
+        if (keep == c.seq) continue;
+        cell_set_seq(c, keep);
+        if (c.empty() && first_freed == params_.n_ctx) first_freed = i;
+    }
+    if (first_freed < head_) head_ = first_freed;
+}
+
+bool kv_cache::seq_resumable(int32_t seq, int32_t p) const {
+    if (params_.n_swa == 0 || p <= 0) return true;
+    if (!seq_valid(seq)) return false;
+    const int64_t lo = std::max<int64_t>(0, int64_t(p) - params_.n_swa + 1);
+    std::vector<uint8_t> seen(size_t(p - lo), 0);
+    for (const kv_cache_cell & c : cells_) {
+        if (!c.empty() && c.has_seq(seq) && c.pos >= lo && c.pos < p) seen[size_t(c.pos - lo)] = 1;
+    }
+    return std::all_of(seen.begin(), seen.end(), [](uint8_t x) { return x != 0; });
 }

@@ -41,7 +41,14 @@ kv_cache::kv_cache(const kv_cache_params & params, ggml_backend_buffer_type_i * 
     ggml_init_params ip{2 * size_t(params_.n_layer) * ggml_tensor_overhead(), nullptr, true};
     ctx_.reset(ggml_init(ip));
     if (!ctx_) throw std::runtime_error("kv cache: cannot create the tensor context");
-    for (uint32_t il = 0; il < params_.n_layer; ++il) {
+    layers_ = params_.layers;
+    if (layers_.empty()) {
+        for (uint32_t il = 0; il < params_.n_layer; ++il) layers_.push_back(il);
+    }
+    slot_.assign(params_.n_layer, -1);
+    for (uint32_t il : layers_) {
+        if (il >= params_.n_layer || slot_[il] >= 0) throw std::runtime_error("kv cache: bad layer list");
+        slot_[il] = int32_t(k_.size());
         ggml_tensor * k = ggml_new_tensor_2d(ctx_.get(), params_.type_k, params_.n_embd_k_gqa, params_.n_ctx);
         ggml_tensor * v = ggml_new_tensor_2d(ctx_.get(), params_.type_v, params_.n_embd_v_gqa, params_.n_ctx);
         ggml_set_name(k, ("cache_k_l" + std::to_string(il)).c_str());
@@ -135,7 +142,8 @@ bool kv_cache::build_mask_t(const int32_t * pos, const int32_t * seq_id, int32_t
         T * row = out + size_t(t) * n_kv;
         for (uint32_t c = 0; c < n_kv; ++c) {
             const kv_cache_cell & cell = cells_[c];
-            const bool visible = t < n_tokens && !cell.empty() && cell.has_seq(seq_id[t]) && cell.pos <= pos[t];
+            const bool visible = t < n_tokens && !cell.empty() && cell.has_seq(seq_id[t]) && cell.pos <= pos[t] &&
+                                 (params_.n_swa == 0 || int64_t(pos[t]) - cell.pos < int64_t(params_.n_swa));
             row[c] = visible ? zero : neg_inf;
         }
     }

@@ -226,8 +226,13 @@ std::string model::file_type_name() const {
                                          "Q8_0",   "Q5_0",   "Q5_1",   "Q2_K",   "Q3_K_S", "Q3_K_M", "Q3_K_L",
                                          "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K"};
     if (fid < sizeof(names) / sizeof(names[0])) return names[fid];
-    if (fid == 32) return "BF16";
-    return "";
+    switch (fid) {
+        case 25: return "IQ4_NL";
+        case 30: return "IQ4_XS";
+        case 32: return "BF16";
+        case 38: return "MXFP4_MOE";
+        default: return "";
+    }
 }
 
 std::string model::description() const {

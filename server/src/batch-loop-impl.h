@@ -63,6 +63,7 @@ struct batch_loop::impl {
     bool step();  // false when there was nothing to do
     void admit_waiting();
     std::unique_ptr<batch_job> next_admissible_job();
+    size_t usable_prefix(const batch_slot & s, const std::vector<int32_t> & input, size_t limit) const;
     size_t cached_prefix(const std::vector<int32_t> & input) const;
     bool worth_waiting(const std::vector<int32_t> & input, size_t cached) const;
     void admit(batch_slot & s, std::unique_ptr<batch_job> job);

@@ -15,10 +15,17 @@ size_t common_prefix(const std::vector<int32_t> & a, const std::vector<int32_t> 
 
 }  // namespace
 
+// Tokens of input that slot s's cells can serve, at most limit: the common prefix, or 0 when
+// the sequence cannot go on from there (a sliding-window model dropped that window's cells).
+size_t batch_loop::impl::usable_prefix(const batch_slot & s, const std::vector<int32_t> & input, size_t limit) const {
+    const size_t n = std::min(common_prefix(s.tokens, input), limit);
+    return n > 0 && ctx->seq_resumable(s.seq, int32_t(n)) ? n : 0;
+}
+
 // Longest prefix of input already in some slot's cells (at most all but its last token).
 size_t batch_loop::impl::cached_prefix(const std::vector<int32_t> & input) const {
     size_t best = 0;
-    for (const batch_slot & s : slots) best = std::max(best, std::min(common_prefix(s.tokens, input), input.size() - 1));
+    for (const batch_slot & s : slots) best = std::max(best, usable_prefix(s, input, input.size() - 1));
     return best;
 }
 
@@ -65,7 +72,7 @@ void batch_loop::impl::admit_waiting() {
         batch_slot * best = nullptr;
         size_t best_n = 0;
         for (batch_slot & s : slots) {
-            const size_t n = std::min(common_prefix(s.tokens, input), reuse_max);
+            const size_t n = usable_prefix(s, input, reuse_max);
             if (n > best_n || (n == best_n && n > 0 && best && best->job && !s.job)) best = &s, best_n = n;
         }
         batch_slot * dst = nullptr;

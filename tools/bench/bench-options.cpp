@@ -257,9 +257,11 @@ std::string bench_usage() {
            "GB/s (tg only): bytes one generation step reads from memory × steps per second, where a\n"
            "step reads every weight of the model except the token-embedding table (and the learned\n"
            "position table), of which only a few rows are read; the table counts when the output layer\n"
-           "is tied to it; plus the K and V rows (at the cache types) of every KV cell in use, all\n"
-           "layers. % bw: GB/s over the machine's read bandwidth with the same threads, measured once\n"
-           "per thread count (median of 5 passes over a 1 GiB buffer) unless --bandwidth is given.\n"
+           "is tied to it, and of a mixture of experts only the experts in use (k of E per sequence);\n"
+           "plus the K and V rows (at the cache types) of every KV cell in use, all layers (at most\n"
+           "each sequence's window in sliding-window layers). % bw: GB/s over the machine's read\n"
+           "bandwidth with the same threads, measured once per thread count (median of 5 passes over\n"
+           "a 1 GiB buffer) unless --bandwidth is given.\n"
            "\n"
            "Exit codes: 0 ok; 1 a model does not load or a test fails; 2 usage error.\n";
 }

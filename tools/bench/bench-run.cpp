@@ -68,15 +68,19 @@ public:
     // The first time: clears the cache, fills the depth into sequence 0 and shares it with the
     // others. Later: removes what the last run added after the depth, so the next run finds
     // the same cells (freed cells are reused first) without decoding the depth again.
+    // A model with sliding-window layers drops the window cells behind the depth while it
+    // generates: then the depth is decoded again.
     bool prepare(std::string * err) {
         if (filled_) {
+            bool resumable = true;
             for (int s = 0; s < c_.n_parallel; ++s) {
                 if (!ctx_.seq_rm(s, c_.n_depth, -1)) {
                     *err = "seq_rm of sequence " + std::to_string(s) + " failed";
                     return false;
                 }
+                resumable = resumable && ctx_.seq_resumable(s, c_.n_depth);
             }
-            return true;
+            if (resumable) return true;
         }
         ctx_.clear();
         std::vector<int32_t> seq0(size_t(c_.n_depth), 0);
@@ -185,11 +189,18 @@ void fill_statistics(const model & m, const bench_test_config & c, bench_result 
     r->stddev_ts = bench_stddev(r->samples_ts);
     r->median_ts = bench_median(r->samples_ts);
     if (c.n_gen > 0) {
-        // Step i (1-based) attends depth + parallel * i cells.
-        const double n = double(c.n_gen);
-        const double cells = n * double(c.n_depth) + double(c.n_parallel) * n * (n + 1) / 2;
-        const double total = n * double(bench_weight_bytes_per_step(m)) +
-                             cells * double(bench_kv_bytes_per_cell(m, c.type_k, c.type_v));
+        // Step i (1-based) attends depth + parallel * i cells in the layers that see every cell;
+        // each sequence at most its window in the sliding-window layers.
+        const model_hparams & hp = m.hparams();
+        uint32_t n_full = 0;
+        for (uint32_t il = 0; il < hp.n_layer; ++il) n_full += hp.is_swa(il) ? 0 : 1;
+        const double per_layer = double(bench_kv_bytes_per_cell(m, c.type_k, c.type_v)) / double(hp.n_layer);
+        double total = double(c.n_gen) * double(bench_weight_bytes_per_step(m, c.n_parallel));
+        for (int64_t i = 1; i <= c.n_gen; ++i) {
+            const double full = double(c.n_depth) + double(c.n_parallel) * double(i);
+            const double swa = double(c.n_parallel) * double(std::min<int64_t>(hp.n_swa, c.n_depth + i));
+            total += per_layer * (n_full * full + (hp.n_layer - n_full) * swa);
+        }
         r->bytes_per_token = total / tokens;
         r->gbps = r->bytes_per_token * r->avg_ts * 1e-9;
     }
@@ -218,11 +229,22 @@ bench_model_info bench_model_describe(const model & m) {
     return info;
 }
 
-uint64_t bench_weight_bytes_per_step(const model & m) {
+uint64_t bench_weight_bytes_per_step(const model & m, int n_parallel) {
     const model_weights & w = m.weights();
+    const model_hparams & hp = m.hparams();
     uint64_t bytes = m.n_weight_bytes();
     if (w.tok_embd && w.output != w.tok_embd) bytes -= std::min<uint64_t>(bytes, ggml_nbytes(w.tok_embd));
     if (w.pos_embd) bytes -= std::min<uint64_t>(bytes, ggml_nbytes(w.pos_embd));
+    if (hp.n_expert > 0) {
+        // Experts no sequence of the step chose are not read.
+        const double e = hp.n_expert, k = hp.n_expert_used;
+        const double used = e * (1.0 - std::pow(1.0 - k / e, std::max(1, n_parallel)));
+        for (const model_layer & l : w.layers) {
+            for (const ggml_tensor * t : {l.ffn_gate_exps, l.ffn_up_exps, l.ffn_down_exps}) {
+                if (t) bytes -= uint64_t(double(ggml_nbytes(t)) * (1.0 - used / e));
+            }
+        }
+    }
     return bytes;
 }
 

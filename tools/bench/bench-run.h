@@ -14,7 +14,8 @@
 // Before the first run the KV cache gets `depth` random tokens in sequence 0 (decoded in n_batch
 // chunks, untimed), copied to the other sequences; before every later run what the last run
 // added after the depth is removed again (seq_rm: the next run gets the same cells, since freed
-// cells are reused first) — the depth is decoded once per test. A run times either the prompt
+// cells are reused first) — the depth is decoded once per test (again before a run when a
+// sliding-window model dropped the window cells behind it). A run times either the prompt
 // (parallel * n_prompt random tokens in n_batch chunks, logits for the last token of each
 // sequence) or n_gen steps of one random token per sequence with logits. An untimed warmup (the
 // whole prompt, or one generation step) runs first unless disabled.
@@ -62,10 +63,12 @@ struct bench_result {
 };
 
 bench_model_info bench_model_describe(const model & m);
-// Bytes of weights one generation step reads: all weights except the token-embedding table and
-// the learned position table (only rows of them are read), the embedding table counted when the
-// output layer is tied to it.
-uint64_t bench_weight_bytes_per_step(const model & m);
+// Bytes of weights one generation step of n_parallel sequences reads: all weights except the
+// token-embedding table and the learned position table (only rows of them are read), the
+// embedding table counted when the output layer is tied to it; of a mixture of experts only the
+// experts the step uses: expert_used_count of expert_count for one sequence, for several the
+// expected number of distinct experts when each picks uniformly, E * (1 - (1 - k/E)^n_parallel).
+uint64_t bench_weight_bytes_per_step(const model & m, int n_parallel = 1);
 // K and V bytes of one KV cell over all layers, at the given cache types.
 uint64_t bench_kv_bytes_per_cell(const model & m, ggml_type type_k, ggml_type type_v);
 // KV cells a test's context gets (see above).

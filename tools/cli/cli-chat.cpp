@@ -118,6 +118,7 @@ int cli_chat_main(const std::vector<std::string> & args, const cli_env & env) {
         size_t common = 0;
         while (common < cached.size() && common < toks.size() && cached[common] == toks[common]) ++common;
         if (common == toks.size()) --common;  // decode at least one token for fresh logits
+        if (!ctx->seq_resumable(0, int32_t(common))) common = 0;  // sliding-window cells already dropped
         ctx->seq_rm(0, int32_t(common), -1);
         cached.resize(common);
         const std::vector<int32_t> rest(toks.begin() + long(common), toks.end());

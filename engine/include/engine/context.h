@@ -23,6 +23,11 @@
 // Sequence operations (seq_rm, seq_cp, seq_keep, seq_add) act on the KV cache; a position shift
 // (seq_add) re-rotates the cached keys at the next decode. Not thread-safe: one thread drives a
 // context (the server's batch loop).
+//
+// Models with sliding-window layers (gemma2, gemma3, phi3 with a window) keep those layers in a
+// second, window-sized cache (every sequence's window plus one ubatch): before each ubatch the
+// cells that no later token of a sequence can see are dropped, so a sequence can only be resumed
+// from the last positions it decoded (seq_resumable).
 #pragma once
 
 #include "engine/kv-cache.h"
@@ -93,8 +98,15 @@ public:
     bool seq_keep(int32_t seq);
     bool seq_add(int32_t seq, int32_t p0, int32_t p1, int32_t delta);
     int32_t seq_pos_max(int32_t seq) const;  // -1 when empty
+    // Whether seq can go on from position p keeping its cells before p: false when the model
+    // has sliding-window layers and cells of the window before p were already dropped (the
+    // sequence must then be recomputed from its start). Always true without such layers.
+    bool seq_resumable(int32_t seq, int32_t p) const;
     void clear();                            // empties the KV cache
+    // The KV cache of the layers that attend to every cell (the sliding-window cache when every
+    // layer uses a window), and the sliding-window cache (nullptr when no layer has a window).
     const kv_cache & kv() const;
+    const kv_cache * kv_swa() const;
 
     // Statistics: graphs built (a new shape) and graphs computed since creation.
     uint64_t n_graph_builds() const;

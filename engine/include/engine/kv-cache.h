@@ -13,7 +13,14 @@
 // Cells: each holds a position (-1 when empty) and a set of sequence ids (bit s of a 64-bit
 // mask, s < n_seq_max <= 64). Tensors: k(il) and v(il) are [n_embd_*_gqa, n_ctx] of type_k /
 // type_v (F16 default, F32 or Q8_0), row c belongs to cell c; they live in one backend buffer
-// of the buffer type given to the constructor.
+// of the buffer type given to the constructor. A cache may hold only some of the model's layers
+// (params.layers; k(il) and v(il) take the model's layer index).
+//
+// Sliding window (n_swa > 0): the cache serves layers on which a token at position p sees only
+// cells of its sequence with p - n_swa < pos <= p. Such a cache can be much smaller than the
+// context: prune_swa() empties the cells no later token of a sequence can see, and
+// seq_resumable() tells whether a sequence can go on from a position (its window's cells are
+// still there).
 //
 // Return codes: find_slot gives kv_cache_status::ok, ::no_space (nothing changed; the decode
 // status 1) or ::invalid (n_tokens <= 0). Sequence operations return false for a sequence id
@@ -34,6 +41,8 @@ struct kv_cache_params {
     ggml_type type_k = GGML_TYPE_F16;  // F16, F32 or Q8_0
     ggml_type type_v = GGML_TYPE_F16;
     uint32_t n_seq_max = 1;       // 1..kv_cache_max_seq
+    std::vector<uint32_t> layers; // model layer indices held here (empty: 0..n_layer-1)
+    uint32_t n_swa = 0;           // sliding window of the layers held here (0: none)
 };
 
 constexpr uint32_t kv_cache_max_seq = 64;
@@ -56,8 +65,12 @@ public:
 
     const kv_cache_params & params() const { return params_; }
     uint32_t size() const { return params_.n_ctx; }
-    ggml_tensor * k(uint32_t il) const { return k_.at(il); }  // [n_embd_k_gqa, n_ctx]
-    ggml_tensor * v(uint32_t il) const { return v_.at(il); }  // [n_embd_v_gqa, n_ctx]
+    // K and V of model layer il (nullptr when this cache does not hold it): [n_embd_*_gqa, n_ctx]
+    ggml_tensor * k(uint32_t il) const { return il < slot_.size() && slot_[il] >= 0 ? k_[size_t(slot_[il])] : nullptr; }
+    ggml_tensor * v(uint32_t il) const { return il < slot_.size() && slot_[il] >= 0 ? v_[size_t(slot_[il])] : nullptr; }
+    // The model layer indices held, in order.
+    const std::vector<uint32_t> & layers() const { return layers_; }
+    uint32_t n_swa() const { return params_.n_swa; }
     ggml_backend_buffer_i * buffer() const { return buf_.get(); }
     const kv_cache_cell & cell(uint32_t i) const { return cells_.at(i); }
 
@@ -81,14 +94,25 @@ public:
     uint32_t n_kv() const;
 
     // Attention mask [n_kv, n_tokens_pad] row-major by token (row t has n_kv floats):
-    // 0 where cell c holds token t's sequence at a position <= pos[t], -INFINITY elsewhere,
-    // for empty cells, and in the padding rows t >= n_tokens. Returns false when
+    // 0 where cell c holds token t's sequence at a position <= pos[t] (and, with a sliding
+    // window, > pos[t] - n_swa), -INFINITY elsewhere, for empty cells, and in the padding rows
+    // t >= n_tokens. Returns false when
     // n_kv > size() or n_tokens > n_tokens_pad or a sequence id is out of range.
     bool build_mask(const int32_t * pos, const int32_t * seq_id, int32_t n_tokens,
                     uint32_t n_kv, int32_t n_tokens_pad, float * out) const;
     // Same, as F16 (for flash attention kernels that want an F16 mask).
     bool build_mask_f16(const int32_t * pos, const int32_t * seq_id, int32_t n_tokens,
                         uint32_t n_kv, int32_t n_tokens_pad, ggml_fp16_t * out) const;
+
+    // ---- sliding window ----
+    // Before a ubatch: for each sequence of the ubatch, empties its cells at positions no token
+    // of the ubatch (nor any later one) can see: pos <= (its lowest position in the ubatch) -
+    // n_swa. With all_sequences, also every other sequence's cells that its next token could not
+    // see: pos <= (its highest position) - n_swa. No-op without a window.
+    void prune_swa(const int32_t * pos, const int32_t * seq_id, int32_t n_tokens, bool all_sequences);
+    // Whether seq can be decoded on from position p: every position of its window before p
+    // (max(0, p - n_swa + 1) .. p - 1) has a cell. Always true without a window.
+    bool seq_resumable(int32_t seq, int32_t p) const;
 
     // ---- sequence operations; ranges are [p0, p1), p0 < 0 means 0, p1 < 0 means infinity ----
     // Removes seq (or all sequences with seq = -1) from the cells in range; cells left without a
@@ -129,5 +153,7 @@ private:
     bool has_shift_ = false;
     ggml_context_ptr ctx_;
     ggml_backend_buffer_ptr buf_;
-    std::vector<ggml_tensor *> k_, v_;
+    std::vector<ggml_tensor *> k_, v_;  // per held layer
+    std::vector<uint32_t> layers_;
+    std::vector<int32_t> slot_;          // model layer -> index in k_ / v_, -1 when not held
 };

@@ -40,7 +40,7 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-enum class llm_arch { llama, qwen2, gpt2 };
+enum class llm_arch { llama, qwen2, gpt2, qwen3, qwen3moe, gemma2, gemma3, phi3 };
 const char * llm_arch_name(llm_arch arch);
 
 enum class rope_scaling_type { none, linear, yarn };
@@ -69,9 +69,35 @@ struct model_hparams {
     float yarn_beta_fast = 32.0f;
     float yarn_beta_slow = 1.0f;
 
+    // Mixture of experts (n_expert > 0): a router picks n_expert_used of n_expert feed-forward
+    // blocks of width n_ff_exp per token; their outputs are summed with the router's softmax
+    // weights, renormalized over the chosen experts.
+    uint32_t n_expert = 0;
+    uint32_t n_expert_used = 0;
+    uint32_t n_ff_exp = 0;
+
+    // Sliding-window attention: on the layers marked in swa_layers a token sees only the
+    // n_swa positions ending at its own (p - n_swa < cell position <= p). Those layers use
+    // their own RoPE base and scale.
+    uint32_t n_swa = 0;
+    std::vector<uint8_t> swa_layers;  // [n_layer], 1 for a sliding-window layer
+    float rope_freq_base_swa = 10000.0f;
+    float rope_freq_scale_swa = 1.0f;
+
+    // Scores of attention: scale (0: 1/sqrt(n_embd_head_k)) and soft-cap c (0: none), the
+    // scores become c * tanh(s / c); the final logits likewise with final_softcap.
+    float attn_scale = 0.0f;
+    float attn_softcap = 0.0f;
+    float final_softcap = 0.0f;
+    float embd_scale = 0.0f;  // input embeddings multiplied by it (0: not scaled)
+
     uint32_t n_embd_k_gqa() const { return n_embd_head_k * n_head_kv; }
     uint32_t n_embd_v_gqa() const { return n_embd_head_v * n_head_kv; }
     uint32_t n_gqa() const { return n_head / n_head_kv; }
+    bool is_swa(uint32_t il) const { return n_swa > 0 && il < swa_layers.size() && swa_layers[il] != 0; }
+    bool has_swa() const;     // some layer uses the sliding window
+    bool has_global() const;  // some layer attends to every cell
+    float kq_scale() const;   // attn_scale, or 1/sqrt(n_embd_head_k)
 };
 
 // Weights of one block; tensors an architecture does not use are nullptr.
@@ -93,6 +119,15 @@ struct model_layer {
     ggml_tensor * ffn_up_b = nullptr;
     ggml_tensor * ffn_down = nullptr;     // [n_ff, n_embd]
     ggml_tensor * ffn_down_b = nullptr;
+    ggml_tensor * attn_q_norm = nullptr;  // [head_k] per-head RMSNorm of Q (qwen3, gemma3)
+    ggml_tensor * attn_k_norm = nullptr;  // [head_k]
+    ggml_tensor * attn_post_norm = nullptr;  // [n_embd] after attention (gemma)
+    ggml_tensor * ffn_post_norm = nullptr;   // [n_embd] after the feed-forward (gemma)
+    // mixture of experts
+    ggml_tensor * ffn_gate_inp = nullptr;   // [n_embd, n_expert] router
+    ggml_tensor * ffn_gate_exps = nullptr;  // [n_embd, n_ff_exp, n_expert]
+    ggml_tensor * ffn_up_exps = nullptr;    // [n_embd, n_ff_exp, n_expert]
+    ggml_tensor * ffn_down_exps = nullptr;  // [n_ff_exp, n_embd, n_expert]
 };
 
 struct model_weights {
@@ -102,6 +137,9 @@ struct model_weights {
     ggml_tensor * output_norm_b = nullptr;
     ggml_tensor * output = nullptr;         // [n_embd, n_vocab]; tok_embd when tied
     ggml_tensor * rope_freqs = nullptr;     // [n_rot / 2] RoPE frequency factors (Llama 3.1+), optional
+    // LongRoPE (phi3): factors for contexts beyond the original training context and within it
+    ggml_tensor * rope_long = nullptr;      // [n_rot / 2], optional
+    ggml_tensor * rope_short = nullptr;     // [n_rot / 2], optional
     std::vector<model_layer> layers;
 };
 
