@@ -1,5 +1,5 @@
 // tools/common/gguf-synth-impl.h — internals of inferd-gguf synth shared by its units (and the
-// tests): the tensor list and the seeded fill.
+// tests): the architecture table, the tensor list and the seeded fill.
 #pragma once
 
 #include "gguf-synth.h"
@@ -13,7 +13,35 @@ enum class synth_init {
     matrix,  // approximately normal, standard deviation 0.02
     bias,    // approximately normal, standard deviation 0.01
     ones,    // norm weights
+    router,  // expert routers: approximately normal, standard deviation 1 / sqrt(ne[0])
 };
+
+// What an architecture has (one row per --arch; synth_arch_find).
+struct synth_arch {
+    const char * name = "";
+    const char * chat_template = "chatml";  // the default family of the built-in vocabulary
+    int n_ctx = 4096;                // default context length
+    float norm_eps = 1e-5f;          // RMS norm epsilon (gpt2: LayerNorm epsilon)
+    float rope_base = 0.0f;          // default rope.freq_base (0: no RoPE)
+    bool rope_dim_key = false;       // writes rope.dimension_count
+    bool rope_base_key = false;      // writes rope.freq_base without --rope-base
+    bool head_dim_keys = false;      // attention.key_length / value_length; --head-dim allowed
+    bool qk_norm = false;            // attn_q_norm / attn_k_norm [head_dim]
+    bool post_norms = false;         // post_attention_norm / post_ffw_norm
+    bool tied = false;               // no output.weight by default
+    bool untie = false;              // --untied-output allowed
+    int moe = 0;                     // 0: no experts, 1: optional (llama: Mixtral), 2: required
+    int sliding_window = 0;          // default attention.sliding_window (0: the arch has none)
+    bool rope_swa = false;           // rope.freq_base_swa
+    bool softcaps = false;           // attn_logit_softcapping / final_logit_softcapping
+    bool quant_version_key = false;  // writes general.quantization_version
+};
+
+// The row of `name`, or nullptr.
+const synth_arch * synth_arch_find(const std::string & name);
+
+// The architecture's hyper-parameter keys (NAME.*) and general.quantization_version, for checked p.
+void synth_arch_metadata(const synth_params & p, gguf_metadata * md);
 
 struct synth_tensor {
     std::string name;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <future>
@@ -64,7 +65,9 @@ uint64_t synth_block_seed(uint64_t seed, size_t index, int64_t block) {
 // One block of values, as float (F32) or F16 bits.
 template <typename T>
 void synth_fill_block(const synth_tensor & t, uint64_t block_seed, T * out, int64_t n) {
-    const float sd = t.init == synth_init::matrix ? 0.02f : 0.01f;
+    const float sd = t.init == synth_init::matrix   ? 0.02f
+                     : t.init == synth_init::router ? 1.0f / std::sqrt(float(t.ne[0]))
+                                                    : 0.01f;
     synth_rng rng(block_seed);
     for (int64_t i = 0; i < n; ++i) {
         const float v = t.init == synth_init::ones ? 1.0f : rng.normal(sd);

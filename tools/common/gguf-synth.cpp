@@ -1,8 +1,9 @@
-// inferd-gguf synth: shape checks, metadata and the tensor list of a synthetic model.
+// inferd-gguf synth: shape checks and the metadata of a synthetic model.
 #include "gguf-synth.h"
 
 #include "gguf-synth-impl.h"
 
+#include <cmath>
 #include <memory>
 
 namespace {
@@ -39,23 +40,146 @@ bool synth_check_vocab_file(synth_params * p, std::string * error, bool * io_err
     return true;
 }
 
-bool synth_check_heads(const synth_params & p, std::string * error) {
-    if (p.n_embd % p.n_head != 0) {
-        return fail(error, "--n-embd " + std::to_string(p.n_embd) + " is not a multiple of --n-head " +
-                               std::to_string(p.n_head));
+// "a, b or c": the archs for which `has` holds, for messages.
+template <typename F>
+std::string synth_archs_with(F has) {
+    std::vector<std::string> names;
+    for (const std::string & n : synth_arch_names()) {
+        if (has(*synth_arch_find(n))) names.push_back(n);
     }
-    if (p.n_head % p.n_head_kv != 0) {
-        return fail(error, "--n-head " + std::to_string(p.n_head) + " is not a multiple of --n-head-kv " +
-                               std::to_string(p.n_head_kv));
+    std::string out;
+    for (size_t i = 0; i < names.size(); ++i) {
+        out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
     }
-    if (p.arch == "gpt2" && p.n_head_kv != p.n_head) {
-        return fail(error, "gpt2 has no grouped-query attention: --n-head-kv must equal --n-head");
-    }
-    if (p.arch != "gpt2" && (p.n_embd / p.n_head) % 2 != 0) {
-        return fail(error, "the head size (--n-embd / --n-head = " + std::to_string(p.n_embd / p.n_head) +
-                               ") must be even for RoPE");
+    return out;
+}
+
+// Options the arch does not have are usage errors.
+bool synth_check_arch_options(const synth_params & p, const synth_arch & arch, std::string * error) {
+    struct option_rule {
+        bool given;
+        bool allowed;
+        const char * flag;
+        bool (*has)(const synth_arch &);
+    };
+    const option_rule rules[] = {
+        {p.head_dim > 0, arch.head_dim_keys, "--head-dim", [](const synth_arch & a) { return a.head_dim_keys; }},
+        {p.n_expert > 0, arch.moe > 0, "--n-expert", [](const synth_arch & a) { return a.moe > 0; }},
+        {p.n_expert_used > 0, arch.moe > 0, "--n-expert-used", [](const synth_arch & a) { return a.moe > 0; }},
+        {p.n_ff_exp > 0, arch.moe == 2, "--n-ff-exp", [](const synth_arch & a) { return a.moe == 2; }},
+        {p.sliding_window > 0, arch.sliding_window > 0, "--sliding-window",
+         [](const synth_arch & a) { return a.sliding_window > 0; }},
+        {p.rope_base > 0.0f, arch.rope_base > 0.0f, "--rope-base", [](const synth_arch & a) { return a.rope_base > 0; }},
+        {p.rope_base_swa > 0.0f, arch.rope_swa, "--rope-base-swa", [](const synth_arch & a) { return a.rope_swa; }},
+        {p.attn_softcap > 0.0f, arch.softcaps, "--attn-softcap", [](const synth_arch & a) { return a.softcaps; }},
+        {p.final_softcap > 0.0f, arch.softcaps, "--final-softcap", [](const synth_arch & a) { return a.softcaps; }},
+        {p.untied_output, arch.untie, "--untied-output", [](const synth_arch & a) { return a.untie; }},
+    };
+    for (const option_rule & r : rules) {
+        if (r.given && !r.allowed) {
+            return fail(error, std::string(r.flag) + " is not an option of " + p.arch + " (only of " +
+                                   synth_archs_with(r.has) + ")");
+        }
     }
     return true;
+}
+
+// Expert counts and widths; fills qwen3moe's n_ff (the dense width it records but never uses).
+bool synth_check_experts(synth_params * p, const synth_arch & arch, std::string * error) {
+    if (arch.moe == 2) {
+        if (p->n_expert == 0) return fail(error, "--n-expert is required for " + p->arch);
+        if (p->n_ff_exp == 0) return fail(error, "--n-ff-exp (the width of one expert) is required for " + p->arch);
+    }
+    if (p->n_expert == 0 && p->n_expert_used > 0) return fail(error, "--n-expert-used wants --n-expert");
+    if (p->n_expert == 0) return true;
+    if (p->n_expert_used == 0) return fail(error, "--n-expert-used is required with --n-expert");
+    if (p->n_expert_used > p->n_expert) {
+        return fail(error, "--n-expert-used " + std::to_string(p->n_expert_used) + " exceeds --n-expert " +
+                               std::to_string(p->n_expert));
+    }
+    if (arch.moe == 2 && p->n_ff == 0) p->n_ff = p->n_ff_exp * p->n_expert_used;
+    return true;
+}
+
+// The head size (head_dim, default n_embd / n_head) and the grouping of heads.
+bool synth_check_heads(synth_params * p, const synth_arch & arch, std::string * error) {
+    if (p->head_dim == 0) {
+        if (p->n_embd % p->n_head != 0) {
+            return fail(error, "--n-embd " + std::to_string(p->n_embd) + " is not a multiple of --n-head " +
+                                   std::to_string(p->n_head) + (arch.head_dim_keys ? " (or give --head-dim)" : ""));
+        }
+        p->head_dim = p->n_embd / p->n_head;
+    }
+    if (p->n_head % p->n_head_kv != 0) {
+        return fail(error, "--n-head " + std::to_string(p->n_head) + " is not a multiple of --n-head-kv " +
+                               std::to_string(p->n_head_kv));
+    }
+    if (p->arch == "gpt2" && p->n_head_kv != p->n_head) {
+        return fail(error, "gpt2 has no grouped-query attention: --n-head-kv must equal --n-head");
+    }
+    if (arch.rope_base > 0.0f && p->head_dim % 2 != 0) {
+        const std::string how = arch.head_dim_keys ? "--head-dim" : "--n-embd / --n-head";
+        return fail(error, "the head size (" + how + " = " + std::to_string(p->head_dim) + ") must be even for RoPE");
+    }
+    return true;
+}
+
+bool synth_check_chat_template(synth_params * p, const synth_arch & arch, std::string * error) {
+    if (p->chat_template.empty() && p->vocab_path.empty()) {
+        if (p->arch == "llama" && p->n_expert > 0) {
+            p->chat_template = "llama2";  // Mixtral's [INST] family
+        } else if (std::string(arch.chat_template) != "chatml") {
+            p->chat_template = arch.chat_template;
+        }
+    }
+    if (p->chat_template.empty() || synth_chat_template(p->chat_template, nullptr, nullptr)) return true;
+    std::string names;
+    for (const std::string & n : synth_chat_template_names()) names += (names.empty() ? "" : ", ") + n;
+    return fail(error, "--chat-template '" + p->chat_template + "' is not one of " + names);
+}
+
+bool synth_check_numbers(const synth_params & p, std::string * error) {
+    for (int v : {p.n_head_kv, p.n_ctx, p.n_vocab, p.n_ff, p.head_dim, p.n_expert, p.n_expert_used, p.n_ff_exp,
+                  p.sliding_window}) {
+        if (v < 0) return fail(error, "sizes must not be negative");
+    }
+    for (float v : {p.rope_base, p.rope_base_swa, p.attn_softcap, p.final_softcap}) {
+        if (!(v >= 0.0f) || !std::isfinite(v)) return fail(error, "rope bases and soft-caps must be positive numbers");
+    }
+    return true;
+}
+
+// The arch's defaults for what was not given (rope_base stays 0: it is resolved when written).
+void synth_fill_arch_defaults(synth_params * p, const synth_arch & arch) {
+    if (p->n_head_kv == 0) p->n_head_kv = p->n_head;
+    if (p->n_ctx == 0) p->n_ctx = arch.n_ctx;
+    if (arch.sliding_window > 0 && p->sliding_window == 0) p->sliding_window = arch.sliding_window;
+    if (arch.rope_swa && p->rope_base_swa == 0.0f) p->rope_base_swa = 1e4f;
+    if (arch.softcaps && p->attn_softcap == 0.0f) p->attn_softcap = 50.0f;
+    if (arch.softcaps && p->final_softcap == 0.0f) p->final_softcap = 30.0f;
+}
+
+bool synth_check_vocab(synth_params * p, std::string * error, bool * io_error) {
+    if (!p->vocab_path.empty()) return synth_check_vocab_file(p, error, io_error);
+    if (p->n_vocab == 0) return fail(error, "--n-vocab is required without --vocab");
+    if (p->n_vocab < synth_min_vocab(p->chat_template)) {
+        return fail(error, "--n-vocab must be at least " + std::to_string(synth_min_vocab(p->chat_template)) +
+                               " (256 byte tokens and the special tokens)");
+    }
+    return true;
+}
+
+// Rows that K-quants cannot hold (not multiples of 256): a warning, the file is still written.
+void synth_row_warnings(const synth_params & p, std::vector<std::string> * warnings) {
+    const bool wide_q = p.head_dim * p.n_head != p.n_embd;
+    const int ff = p.arch == "qwen3moe" ? p.n_ff_exp : p.n_ff;
+    if (p.n_embd % 256 != 0 || ff % 256 != 0 || (wide_q && p.head_dim * p.n_head % 256 != 0)) {
+        std::string what = "--n-embd " + std::to_string(p.n_embd) + " / " +
+                           (p.arch == "qwen3moe" ? "--n-ff-exp " : "--n-ff ") + std::to_string(ff);
+        if (wide_q) what += " / the query width " + std::to_string(p.head_dim * p.n_head);
+        warnings->push_back(what + ": rows that are not multiples of 256 cannot use K-quants (the quantizer "
+                                   "falls back to other types for them)");
+    }
 }
 
 }  // namespace
@@ -63,38 +187,22 @@ bool synth_check_heads(const synth_params & p, std::string * error) {
 bool synth_params_check(synth_params * p, std::vector<std::string> * warnings, std::string * error,
                         bool * io_error) {
     if (io_error) *io_error = false;
-    if (p->arch.empty()) return fail(error, "--arch is required (llama, qwen2 or gpt2)");
-    if (p->arch != "llama" && p->arch != "qwen2" && p->arch != "gpt2") {
-        return fail(error, "--arch '" + p->arch + "' is not one of llama, qwen2, gpt2");
-    }
+    const std::string arch_names = synth_archs_with([](const synth_arch &) { return true; });
+    if (p->arch.empty()) return fail(error, "--arch is required (" + arch_names + ")");
+    const synth_arch * arch = synth_arch_find(p->arch);
+    if (!arch) return fail(error, "--arch '" + p->arch + "' is not one of " + arch_names);
     if (!positive(p->n_embd, "--n-embd", error) || !positive(p->n_layer, "--n-layer", error) ||
-        !positive(p->n_head, "--n-head", error) || !positive(p->n_ff, "--n-ff", error)) {
+        !positive(p->n_head, "--n-head", error) || (arch->moe != 2 && !positive(p->n_ff, "--n-ff", error))) {
         return false;
     }
-    if (p->n_head_kv < 0 || p->n_ctx < 0 || p->n_vocab < 0) return fail(error, "sizes must not be negative");
-    if (p->n_head_kv == 0) p->n_head_kv = p->n_head;
-    if (p->n_ctx == 0) p->n_ctx = p->arch == "gpt2" ? 1024 : 4096;
+    if (!synth_check_numbers(*p, error)) return false;
     if (p->type != GGML_TYPE_F16 && p->type != GGML_TYPE_F32) return fail(error, "--type must be f16 or f32");
-    if (!synth_check_heads(*p, error)) return false;
-    if (!p->chat_template.empty() && !synth_chat_template(p->chat_template, nullptr, nullptr)) {
-        std::string names;
-        for (const std::string & n : synth_chat_template_names()) names += (names.empty() ? "" : ", ") + n;
-        return fail(error, "--chat-template '" + p->chat_template + "' is not one of " + names);
-    }
-    if (!p->vocab_path.empty()) {
-        if (!synth_check_vocab_file(p, error, io_error)) return false;
-    } else if (p->n_vocab == 0) {
-        return fail(error, "--n-vocab is required without --vocab");
-    } else if (p->n_vocab < synth_min_vocab(p->chat_template)) {
-        return fail(error, "--n-vocab must be at least " + std::to_string(synth_min_vocab(p->chat_template)) +
-                               " (256 byte tokens and the special tokens)");
-    }
+    if (!synth_check_arch_options(*p, *arch, error) || !synth_check_experts(p, *arch, error)) return false;
+    synth_fill_arch_defaults(p, *arch);
+    if (!synth_check_heads(p, *arch, error) || !synth_check_chat_template(p, *arch, error)) return false;
+    if (!synth_check_vocab(p, error, io_error)) return false;
     if (p->out_path.empty()) return fail(error, "no output file given");
-    if (p->n_embd % 256 != 0 || p->n_ff % 256 != 0) {
-        warnings->push_back("--n-embd " + std::to_string(p->n_embd) + " / --n-ff " + std::to_string(p->n_ff) +
-                            ": rows that are not multiples of 256 cannot use K-quants (the quantizer falls back "
-                            "to other types for them)");
-    }
+    synth_row_warnings(*p, warnings);
     return true;
 }
 
@@ -104,19 +212,7 @@ bool synth_build_metadata(const synth_params & p, gguf_metadata * md, std::strin
     md->set("general.name", gguf_value::from_string("synthetic " + a + " " + std::to_string(p.n_embd) + "x" +
                                                     std::to_string(p.n_layer)));
     md->set("general.file_type", gguf_value::from_u32(p.type == GGML_TYPE_F16 ? 1 : 0));
-    md->set(a + ".context_length", gguf_value::from_u32(uint32_t(p.n_ctx)));
-    md->set(a + ".embedding_length", gguf_value::from_u32(uint32_t(p.n_embd)));
-    md->set(a + ".block_count", gguf_value::from_u32(uint32_t(p.n_layer)));
-    md->set(a + ".feed_forward_length", gguf_value::from_u32(uint32_t(p.n_ff)));
-    md->set(a + ".attention.head_count", gguf_value::from_u32(uint32_t(p.n_head)));
-    md->set(a + ".attention.head_count_kv", gguf_value::from_u32(uint32_t(p.n_head_kv)));
-    if (a == "gpt2") {
-        md->set(a + ".attention.layer_norm_epsilon", gguf_value::from_f32(1e-5f));
-    } else {
-        md->set(a + ".attention.layer_norm_rms_epsilon", gguf_value::from_f32(a == "qwen2" ? 1e-6f : 1e-5f));
-        md->set(a + ".rope.dimension_count", gguf_value::from_u32(uint32_t(p.n_embd / p.n_head)));
-        md->set(a + ".rope.freq_base", gguf_value::from_f32(a == "qwen2" ? 1000000.0f : 10000.0f));
-    }
+    synth_arch_metadata(p, md);
     if (p.vocab_path.empty()) {
         synth_vocab_metadata(p.n_vocab, p.chat_template, md);
         return true;
@@ -135,46 +231,4 @@ bool synth_build_metadata(const synth_params & p, gguf_metadata * md, std::strin
         md->set("tokenizer.chat_template", gguf_value::from_string(jinja));
     }
     return true;
-}
-
-std::vector<synth_tensor> synth_tensor_list(const synth_params & p) {
-    const int64_t e = p.n_embd, v = p.n_vocab, ff = p.n_ff;
-    const int64_t e_kv = e / p.n_head * p.n_head_kv;
-    const ggml_type m = p.type;
-    const bool gpt2 = p.arch == "gpt2";
-    std::vector<synth_tensor> t;
-    t.push_back({"token_embd.weight", m, {e, v}, synth_init::matrix});
-    if (gpt2) t.push_back({"position_embd.weight", m, {e, int64_t(p.n_ctx)}, synth_init::matrix});
-    t.push_back({"output_norm.weight", GGML_TYPE_F32, {e}, synth_init::ones});
-    if (gpt2) t.push_back({"output_norm.bias", GGML_TYPE_F32, {e}, synth_init::bias});
-    if (p.arch == "llama") t.push_back({"output.weight", m, {e, v}, synth_init::matrix});
-    for (int il = 0; il < p.n_layer; ++il) {
-        const std::string b = "blk." + std::to_string(il) + ".";
-        t.push_back({b + "attn_norm.weight", GGML_TYPE_F32, {e}, synth_init::ones});
-        if (gpt2) {
-            t.push_back({b + "attn_norm.bias", GGML_TYPE_F32, {e}, synth_init::bias});
-            t.push_back({b + "attn_qkv.weight", m, {e, 3 * e}, synth_init::matrix});
-            t.push_back({b + "attn_qkv.bias", GGML_TYPE_F32, {3 * e}, synth_init::bias});
-            t.push_back({b + "attn_output.weight", m, {e, e}, synth_init::matrix});
-            t.push_back({b + "attn_output.bias", GGML_TYPE_F32, {e}, synth_init::bias});
-        } else {
-            t.push_back({b + "attn_q.weight", m, {e, e}, synth_init::matrix});
-            t.push_back({b + "attn_k.weight", m, {e, e_kv}, synth_init::matrix});
-            t.push_back({b + "attn_v.weight", m, {e, e_kv}, synth_init::matrix});
-            if (p.arch == "qwen2") {
-                t.push_back({b + "attn_q.bias", GGML_TYPE_F32, {e}, synth_init::bias});
-                t.push_back({b + "attn_k.bias", GGML_TYPE_F32, {e_kv}, synth_init::bias});
-                t.push_back({b + "attn_v.bias", GGML_TYPE_F32, {e_kv}, synth_init::bias});
-            }
-            t.push_back({b + "attn_output.weight", m, {e, e}, synth_init::matrix});
-        }
-        t.push_back({b + "ffn_norm.weight", GGML_TYPE_F32, {e}, synth_init::ones});
-        if (gpt2) t.push_back({b + "ffn_norm.bias", GGML_TYPE_F32, {e}, synth_init::bias});
-        if (!gpt2) t.push_back({b + "ffn_gate.weight", m, {e, ff}, synth_init::matrix});
-        t.push_back({b + "ffn_up.weight", m, {e, ff}, synth_init::matrix});
-        if (gpt2) t.push_back({b + "ffn_up.bias", GGML_TYPE_F32, {ff}, synth_init::bias});
-        t.push_back({b + "ffn_down.weight", m, {ff, e}, synth_init::matrix});
-        if (gpt2) t.push_back({b + "ffn_down.bias", GGML_TYPE_F32, {e}, synth_init::bias});
-    }
-    return t;
 }

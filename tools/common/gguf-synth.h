@@ -12,18 +12,38 @@
 //   synth_stats st;
 //   if (!synth_model_write(p, &st, &err)) { I/O error: err }
 //
+//   // A mixture of experts in Qwen3-MoE's layout (head size independent of n_embd / n_head):
+//   p.arch = "qwen3moe"; p.head_dim = 128; p.n_expert = 64; p.n_expert_used = 8; p.n_ff_exp = 768;
+//
 //   int rc = gguf_tool_main({"synth", "--arch", "qwen2", "--n-embd", "64", …, "out.gguf"}, stdout, stderr);
 //
 // The file carries general.architecture / name / file_type, the architecture's hyper-parameter
-// keys (context_length, embedding_length, block_count, feed_forward_length, attention.head_count,
-// head_count_kv, the norm epsilon, rope.freq_base and rope.dimension_count for llama / qwen2), a
-// tokenizer, and every tensor the engine's architecture reads: llama has an untied output matrix;
-// qwen2 ties it (no output.weight) and has Q/K/V biases; gpt2 has learned position embeddings,
-// a fused QKV with biases, LayerNorm biases and a tied output. Matrices are F16 or F32 (--type),
-// 1-D tensors F32.
+// keys and every tensor the architecture reads, with the key names, tensor names, shapes and
+// types that established converters write (llama, qwen2 and gpt2 as they always were; the others
+// also general.quantization_version, as such files carry):
+//   llama     untied output; with n_expert > 0 the Mixtral layout (expert_count,
+//             expert_used_count, vocab_size, rope.dimension_count; ffn_gate_inp and the 3-D
+//             ffn_{gate,up,down}_exps, feed_forward_length being the width of one expert)
+//   qwen2     tied output, Q/K/V biases
+//   gpt2      learned positions, fused QKV with biases, LayerNorm biases, tied output
+//   qwen3     attention.key_length / value_length (the head size), per-head RMS q/k norms
+//             (attn_q_norm / attn_k_norm, head_dim weights), no biases, tied output
+//   qwen3moe  qwen3 with experts: expert_count, expert_used_count, expert_feed_forward_length;
+//             ffn_gate_inp [n_embd, n_expert] (F32), ffn_{gate,up}_exps [n_embd, n_ff_exp,
+//             n_expert], ffn_down_exps [n_ff_exp, n_embd, n_expert]
+//   gemma2    key_length / value_length, attention.sliding_window, attn_logit_softcapping and
+//             final_logit_softcapping, post_attention_norm / post_ffw_norm, tied output (no RoPE
+//             key unless rope_base is given: Gemma 2's base is the engines' default 10000)
+//   gemma3    key_length / value_length, sliding_window, rope.freq_base (global layers) and
+//             rope.freq_base_swa (local layers), q/k norms, post norms, tied output
+//   phi3      fused attn_qkv (rows Q, K, V), fused ffn_up (rows gate, up), untied output,
+//             rope.scaling.original_context_length, sliding_window
+// Matrices are F16 or F32 (--type), 1-D tensors and expert routers F32.
 //
 // Weights: approximately normal (a sum of four uniform 16-bit draws) with standard deviation 0.02
-// for matrices, 0.01 for biases; norm weights 1. Every 64Ki-element block of a tensor has its own
+// for matrices, 0.01 for biases, 1/sqrt(n_embd) for expert routers (router logits of standard
+// deviation about 1 on normalized activations: tokens pick different experts); norm weights 1
+// (Gemma's stored multipliers included). Every 64Ki-element block of a tensor has its own
 // xoshiro256** generator seeded from (seed, tensor index, block index), so the file depends on
 // the seed only, never on the thread count. Tensors are filled by n_threads threads while the
 // previous one is written (two tensors in memory at most); the file is written as OUT.part and
@@ -32,10 +52,11 @@
 // Tokenizer (default): byte-level BPE ("gpt2", pre "gpt-2"): the 256 byte tokens of GPT-2's byte
 // alphabet, merged tokens over lowercase letters (with and without the leading-space mark 'Ġ',
 // ordered by English letter frequency) with a consistent tokenizer.ggml.merges, then the special
-// tokens: <|endoftext|> (bos and eos) and the control tokens of the chat template (ChatML's
-// <|im_start|> / <|im_end|> by default). tokenizer.chat_template holds a Jinja template of the
-// family that chat_template_detect recognises. With vocab_path, every tokenizer.* key of that
-// file is copied instead (n_vocab 0 takes its token count; otherwise they must agree).
+// tokens: <|endoftext|> (bos and eos) and the control tokens of the chat template (the
+// architecture's family by default: ChatML, gemma for gemma2 / gemma3, phi3 for phi3, llama2 for
+// llama with experts). tokenizer.chat_template holds a Jinja template of the family that
+// chat_template_detect recognises. With vocab_path, every tokenizer.* key of that file is copied
+// instead (n_vocab 0 takes its token count; otherwise they must agree).
 #pragma once
 
 #include "ggml/gguf.h"
@@ -46,18 +67,28 @@
 #include <vector>
 
 struct synth_params {
-    std::string arch;            // "llama", "qwen2" or "gpt2"
+    std::string arch;            // synth_arch_names(): "llama", "qwen2", "gpt2", "qwen3", …
     int n_embd = 0;
     int n_layer = 0;
     int n_head = 0;
     int n_head_kv = 0;           // 0: n_head
-    int n_ff = 0;
+    int n_ff = 0;                // qwen3moe: 0 = n_ff_exp * n_expert_used (written, unused)
     int n_vocab = 0;             // 0: from vocab_path (required without it)
-    int n_ctx = 0;               // 0: 4096 (gpt2: 1024)
+    int n_ctx = 0;               // 0: 4096 (gpt2: 1024, gemma2 / gemma3: 8192)
+    int head_dim = 0;            // key/value length; 0: n_embd / n_head (qwen3*, gemma* only)
+    int n_expert = 0;            // qwen3moe (required), llama (optional: Mixtral layout)
+    int n_expert_used = 0;       // experts per token, 1..n_expert (required with n_expert)
+    int n_ff_exp = 0;            // qwen3moe: the width of one expert (llama uses n_ff)
+    int sliding_window = 0;      // gemma2 / gemma3 / phi3; 0: 4096, 512, 2047
+    float rope_base = 0.0f;      // 0: the arch's (1e4 llama, gemma2, phi3; 1e6 qwen*, gemma3)
+    float rope_base_swa = 0.0f;  // gemma3's local layers; 0: 1e4
+    float attn_softcap = 0.0f;   // gemma2; 0: 50
+    float final_softcap = 0.0f;  // gemma2; 0: 30
+    bool untied_output = false;  // qwen2 / qwen3 / qwen3moe: an output.weight of its own
     uint64_t seed = 0;
     std::string vocab_path;      // "": the built-in byte-level BPE vocabulary
     ggml_type type = GGML_TYPE_F16;  // matrices: F16 or F32
-    std::string chat_template;   // family name (synth_chat_template_names); "": chatml
+    std::string chat_template;   // family name (synth_chat_template_names); "": the arch's family
     std::string out_path;
     int n_threads = 1;
     std::FILE * progress = nullptr;  // progress lines every few seconds; nullptr: silent
@@ -70,11 +101,14 @@ struct synth_stats {
     double seconds = 0.0;
 };
 
-// Checks the shape and fills defaults (n_head_kv, n_ctx, n_vocab from vocab_path). False with
-// *error naming the flag: a missing or non-positive size, an unknown arch / type / template,
-// n_embd not a multiple of n_head, n_head not a multiple of n_head_kv, an odd head size
-// (llama / qwen2: RoPE), gpt2 with n_head_kv != n_head, a vocabulary too small for the byte
-// tokens and the special tokens, an unreadable vocab file or one whose token count differs.
+// Checks the shape and fills defaults (n_head_kv, n_ctx, head_dim, n_vocab from vocab_path, the
+// arch's rope bases, sliding window, soft-caps and chat template). False with *error naming the
+// flag: a missing or non-positive size, an unknown arch / type / template, n_embd not a multiple
+// of n_head (without head_dim), n_head not a multiple of n_head_kv, an odd head size (RoPE),
+// gpt2 with n_head_kv != n_head, an option the arch does not have (head_dim, experts, sliding
+// window, soft-caps, rope bases, untied output), experts without n_expert_used or n_expert_used
+// above n_expert, a vocabulary too small for the byte tokens and the special tokens, an
+// unreadable vocab file or one whose token count differs.
 // *warnings: rows that are not multiples of 256 (K-quants will fall back to other types).
 // *io_error (may be nullptr) is set true when the failure is a vocab file that cannot be read.
 bool synth_params_check(synth_params * p, std::vector<std::string> * warnings, std::string * error,
@@ -85,6 +119,9 @@ bool synth_model_write(const synth_params & p, synth_stats * stats, std::string 
 
 // The metadata without tensors (hyper-parameters and tokenizer), for a checked p.
 bool synth_build_metadata(const synth_params & p, gguf_metadata * md, std::string * error);
+
+// The architectures synth can write, in the order of the help text.
+std::vector<std::string> synth_arch_names();
 
 // The chat-template families synth can write ("chatml", "llama2", "llama3", "zephyr", "phi3",
 // "gemma"), and the Jinja source and control tokens of one (false for another name).

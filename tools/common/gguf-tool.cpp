@@ -12,21 +12,44 @@ namespace {
 constexpr const char * k_usage =
     "usage: inferd-gguf info FILE\n"
     "       inferd-gguf dequant FILE TENSOR OUT.f32 [--threads N]\n"
-    "       inferd-gguf synth --arch llama|qwen2|gpt2 --n-embd N --n-layer N --n-head N [--n-head-kv N]\n"
+    "       inferd-gguf synth --arch ARCH --n-embd N --n-layer N --n-head N [--n-head-kv N]\n"
     "                         --n-ff N --n-vocab N [--n-ctx N] [--seed S] [--vocab FILE.gguf]\n"
-    "                         [--type f16|f32] [--chat-template NAME] [--threads N] OUT.gguf\n"
+    "                         [--type f16|f32] [--chat-template NAME] [--threads N]\n"
+    "                         [--head-dim N] [--n-expert N --n-expert-used N] [--n-ff-exp N]\n"
+    "                         [--sliding-window N] [--rope-base F] [--rope-base-swa F]\n"
+    "                         [--attn-softcap F] [--final-softcap F] [--untied-output] OUT.gguf\n"
     "\n"
     "  info     version, alignment, every metadata key (type and value; long arrays abbreviated)\n"
     "           and the tensor table (name, type, shape, offset in the data section, bytes)\n"
     "  dequant  writes the tensor as little-endian float32, row-major (ne[0] the fastest)\n"
     "  synth    writes a model of that shape with random weights (seeded: same seed, same file):\n"
-    "           matrices in --type (default f16), norms and biases f32; --n-ctx defaults to 4096\n"
-    "           (gpt2: 1024), --n-head-kv to --n-head, --seed to 0. Tokenizer: a byte-level BPE\n"
-    "           vocabulary of --n-vocab tokens with a ChatML chat template (--chat-template chatml,\n"
-    "           llama2, llama3, zephyr, phi3 or gemma picks another family), or every tokenizer.*\n"
-    "           key of --vocab FILE.gguf (--n-vocab may then be omitted). Progress on stderr.\n"
+    "           matrices in --type (default f16), norms, biases and expert routers f32; --n-ctx\n"
+    "           defaults to 4096 (gpt2: 1024, gemma2/gemma3: 8192), --n-head-kv to --n-head,\n"
+    "           --seed to 0. Tokenizer: a byte-level BPE vocabulary of --n-vocab tokens with a\n"
+    "           chat template of the arch's family (ChatML; gemma2/gemma3: gemma, phi3: phi3,\n"
+    "           llama with experts: llama2; --chat-template chatml, llama2, llama3, zephyr, phi3\n"
+    "           or gemma picks another), or every tokenizer.* key of --vocab FILE.gguf (--n-vocab\n"
+    "           may then be omitted). Progress on stderr.\n"
+    "           ARCH and what it takes besides the shape:\n"
+    "             llama     untied output; --n-expert/--n-expert-used give Mixtral's layout\n"
+    "                       (--n-ff is then the width of one expert); --rope-base (1e4)\n"
+    "             qwen2     tied output (--untied-output), Q/K/V biases; --rope-base (1e6)\n"
+    "             gpt2      learned positions (--n-ctx of them), fused QKV, LayerNorm, tied output\n"
+    "             qwen3     --head-dim (default n_embd/n_head; Q is n_head*head_dim wide), q/k norms,\n"
+    "                       tied output (--untied-output); --rope-base (1e6)\n"
+    "             qwen3moe  qwen3 with experts: --n-expert, --n-expert-used, --n-ff-exp (one\n"
+    "                       expert's width) required; --n-ff (recorded, unused) defaults to\n"
+    "                       n_ff_exp * n_expert_used\n"
+    "             gemma2    --head-dim, --sliding-window (4096; every 2nd layer global),\n"
+    "                       --attn-softcap (50), --final-softcap (30), post norms, tied output;\n"
+    "                       --rope-base (1e4, recorded only when given)\n"
+    "             gemma3    --head-dim, --sliding-window (512; every 6th layer global),\n"
+    "                       --rope-base (1e6, global layers), --rope-base-swa (1e4, local layers),\n"
+    "                       q/k norms, post norms, tied output\n"
+    "             phi3      fused QKV and gate/up, untied output, --sliding-window (2047),\n"
+    "                       --rope-base (1e4)\n"
     "\n"
-    "options:\n"
+"options:\n"
     "  -t, --threads N  threads for dequant and synth (default: the number of CPUs)\n"
     "  -h, --help       this text\n"
     "\n"
@@ -79,7 +102,10 @@ int gguf_tool_main(const std::vector<std::string> & args, std::FILE * out, std::
         {"-t", "--threads"}, {nullptr, "--arch"},  {nullptr, "--n-embd"}, {nullptr, "--n-layer"},
         {nullptr, "--n-head"}, {nullptr, "--n-head-kv"}, {nullptr, "--n-ff"}, {nullptr, "--n-vocab"},
         {nullptr, "--n-ctx"}, {nullptr, "--seed"}, {nullptr, "--vocab"}, {nullptr, "--type"},
-        {nullptr, "--chat-template"}};
+        {nullptr, "--chat-template"}, {nullptr, "--head-dim"}, {nullptr, "--n-expert"},
+        {nullptr, "--n-expert-used"}, {nullptr, "--n-ff-exp"}, {nullptr, "--sliding-window"},
+        {nullptr, "--rope-base"}, {nullptr, "--rope-base-swa"}, {nullptr, "--attn-softcap"},
+        {nullptr, "--final-softcap"}, {nullptr, "--untied-output", true}};
     if (!tool_args_parse(args, specs, &parsed, &error)) return usage_error(err, error);
     if (parsed.help) {
         std::fprintf(out, "%s", k_usage);
