@@ -3,7 +3,8 @@
 // sum) computed from the K/V values as stored (F16 and Q8_0 decoded here, independently of the
 // library). Cases cover head sizes 64/128/40 (and Dv != D), 1..1000 cells, 1..64 query rows,
 // grouped-query attention (n_head 8 over 8, 4 or 1 kv heads), masks (none, F32, F16; random,
-// causal, fully masked rows, a visible prefix only), q as a contiguous, permuted or transposed
+// causal, causal within a sliding window, fully masked rows, a visible prefix only), q as a
+// contiguous, permuted or transposed
 // tensor, and K/V as tensors of their own or strided views into a bigger KV-cache tensor.
 //
 // INFERD_FLASH_ATTN_VERBOSE=1 prints the relative error of every case and backend.
@@ -36,7 +37,7 @@ namespace {
 
 using bops::rng;
 
-enum class mask_kind { none, random, causal, rows_masked, prefix };
+enum class mask_kind { none, random, causal, rows_masked, prefix, window };
 enum class q_layout { contiguous, permuted, transposed };
 
 struct fa_case {
@@ -48,10 +49,11 @@ struct fa_case {
     bool kv_views = false;  // k, v: views into [n_head_kv * D, n_ctx] cache tensors
     float scale = 0.125f;
     float softcap = 0.0f;
+    int64_t window = 16;  // cells a row sees under mask_kind::window
     uint64_t seed = 1;
 
     std::string name() const {
-        static const char * masks[] = {"none", "random", "causal", "rows-masked", "prefix"};
+        static const char * masks[] = {"none", "random", "causal", "rows-masked", "prefix", "window"};
         static const char * qs[] = {"q", "q-permuted", "q-transposed"};
         std::string s = "D=" + std::to_string(d) + " Dv=" + std::to_string(dv) + " n_q=" + std::to_string(n_q) +
                         " n_kv=" + std::to_string(n_kv) + " heads=" + std::to_string(n_head) + "/" +
@@ -156,6 +158,11 @@ std::vector<double> make_mask(const fa_case & c, rng & r) {
                 case mask_kind::causal: x = j <= i + c.n_kv - c.n_q ? 0.0 : -INFINITY; break;  // last row sees all
                 case mask_kind::rows_masked: x = i % 3 == 1 ? -INFINITY : r.uniform(-1, 1); break;
                 case mask_kind::prefix: x = j < std::max<int64_t>(c.n_kv / 5, 1) ? 0.0 : -INFINITY; break;
+                case mask_kind::window: {  // causal, and only the window of c.window cells ending at the row's own
+                    const int64_t p = i + c.n_kv - c.n_q;
+                    x = j <= p && p - j < c.window ? 0.0 : -INFINITY;
+                    break;
+                }
             }
             m[static_cast<size_t>(i * c.n_kv + j)] = bops::round_to_type(x, c.mask_type);
         }
@@ -441,6 +448,35 @@ TEST(flash_attn, softcap) {
         c.mask_type = seed % 2 ? GGML_TYPE_F16 : GGML_TYPE_F32;
         c.kv_views = seed % 2 == 0;
         c.q = static_cast<q_layout>(seed % 3);
+        c.seed = seed++;
+        check_case(c);
+    }
+}
+
+// Sliding-window masks (Gemma, Phi-3 local layers): each query row sees the window of cells
+// ending at its own position, so the cells before the window are masked in every row — on the
+// decode path (with and without chunks of the cells), a chunk of queries and a prompt, with and
+// without a soft-cap.
+TEST(flash_attn, sliding_window) {
+    struct sw { int64_t n_q, n_kv, hkv, window; float cap; ggml_type t; };
+    const sw list[] = {
+        {1, 40, 4, 16, 0.0f, GGML_TYPE_F16},  {1, 1000, 1, 512, 0.0f, GGML_TYPE_F16},
+        {1, 1000, 4, 7, 10.0f, GGML_TYPE_Q8_0}, {5, 70, 2, 16, 0.0f, GGML_TYPE_F32},
+        {64, 300, 4, 16, 10.0f, GGML_TYPE_F16}, {64, 64, 8, 1, 0.0f, GGML_TYPE_F16},
+    };
+    uint64_t seed = 900;
+    for (const sw & e : list) {
+        fa_case c;
+        c.n_q = e.n_q;
+        c.n_kv = e.n_kv;
+        c.n_head_kv = e.hkv;
+        c.window = e.window;
+        c.softcap = e.cap;
+        c.kv_type = e.t;
+        c.mask = mask_kind::window;
+        c.mask_type = seed % 2 ? GGML_TYPE_F16 : GGML_TYPE_F32;
+        c.kv_views = true;
+        c.q = q_layout::permuted;
         c.seed = seed++;
         check_case(c);
     }
