@@ -31,8 +31,8 @@ int ggml_mul_mat_type_index(ggml_type t);
 
 // ---- K-quants: the one switch ----
 // The K-quant kernels (quant-dot-k-*.cpp) and Q8_K activation quantizers (quant-act-k-*.cpp)
-// are another helper's files. With 0 the tables hold nullptr for Q2_K … Q6_K and MUL_MAT
-// reports those weight types as unsupported; 1 puts the kernels in.
+// can be left out: with 0 the tables hold nullptr for Q2_K … Q6_K and MUL_MAT reports those
+// weight types as unsupported; 1 puts the kernels in.
 #define GGML_MUL_MAT_HAVE_K_QUANTS 1
 
 // Table entries of the quantized weight types, in table order, for mul-mat-<isa>.cpp.

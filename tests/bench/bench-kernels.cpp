@@ -17,7 +17,7 @@
 //                         2 * M * K * N integer and float operations per second alike).
 // Arguments of mat_*: type (the ggml_type id: 0 F32, 1 F16, 30 BF16, 2 Q4_0, 3 Q4_1, 6 Q5_0,
 // 7 Q5_1, 8 Q8_0, 10 Q2_K … 14 Q6_K, 20 IQ4_NL, 23 IQ4_XS, 39 MXFP4), M (rows of W), K, N,
-// threads. The quantized types run the shapes of the bar: mat-vec 4096 x 4096 (N = 1)
+// threads. The quantized types run the shapes of the README's figures: mat-vec 4096 x 4096 (N = 1)
 // and mat-mat 4096 x 4096 x 512;
 // their weights are quantized with the reference (round-to-nearest) quantizers.
 //   inferd-kernel-bench --benchmark_filter='mat_vec_cold/type:12/' --benchmark_repetitions=5

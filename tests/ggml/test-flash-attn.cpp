@@ -305,7 +305,7 @@ void check_case(const fa_case & c) {
 
 // ---- cases ----
 
-// The grid of the brief: n_kv x n_q x n_head_kv, with head size, K/V type, mask and layouts
+// The grid: n_kv x n_q x n_head_kv, with head size, K/V type, mask and layouts
 // rotating through their options so that each appears with every shape class.
 TEST(flash_attn, grid) {
     const int64_t n_kvs[] = {1, 7, 33, 300};
