@@ -28,8 +28,7 @@ set(INFERD_FLAGS_AVX2 -mavx2 -mfma -mf16c)
 # -Wno-maybe-uninitialized: GCC 12's AVX-512 intrinsic headers trip false positives (bug 105593).
 set(INFERD_FLAGS_AVX512 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mavx512bf16 -mavx2 -mfma -mf16c -Wno-maybe-uninitialized)
 
-# CUDA: AUTO turns it on when nvcc is found. The CUDA backend arrives with its own issue; the
-# option is resolved here so that every build states what it would do.
+# CUDA: AUTO turns the CUDA backend (ggml/cuda/) on when nvcc is found; ON requires it.
 set(INFERD_CUDA_ENABLED OFF)
 if(INFERD_CUDA STREQUAL "AUTO" OR INFERD_CUDA STREQUAL "ON")
   include(CheckLanguage)
@@ -41,6 +40,14 @@ if(INFERD_CUDA STREQUAL "AUTO" OR INFERD_CUDA STREQUAL "ON")
   endif()
 elseif(NOT INFERD_CUDA STREQUAL "OFF")
   message(FATAL_ERROR "INFERD_CUDA must be AUTO, ON or OFF (got '${INFERD_CUDA}')")
+endif()
+if(INFERD_CUDA_ENABLED)
+  # sm_90 code plus sm_90 PTX (newer GPUs JIT the PTX); CMAKE_CUDA_ARCHITECTURES overrides.
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES 90)
+  endif()
+  enable_language(CUDA)
+  find_package(CUDAToolkit REQUIRED)
 endif()
 message(STATUS "inferd: build type ${CMAKE_BUILD_TYPE}, native ${INFERD_NATIVE}, sanitize ${INFERD_SANITIZE}, "
                "CUDA toolkit ${INFERD_CUDA_ENABLED} (${CMAKE_CUDA_COMPILER})")

@@ -1,6 +1,6 @@
-// Backend base classes, the registry, and tensor data access through buffers.
+// Backend base classes, the registry, and tensor data access through buffers (the registry of
+// the backends compiled in, ggml_backend_registry_default, is in ggml/registry/).
 #include "ggml/backend.h"
-#include "ggml/cpu.h"
 
 #include <cstring>
 #include <vector>
@@ -50,12 +50,6 @@ ggml_backend_device_i * ggml_backend_registry::device_by_type(ggml_backend_dev_t
         if (d->type() == type) return d;
     }
     return nullptr;
-}
-
-ggml_backend_registry ggml_backend_registry_default() {
-    ggml_backend_registry reg;
-    reg.add(ggml_backend_cpu_reg());
-    return reg;
 }
 
 // ---- tensor data ----

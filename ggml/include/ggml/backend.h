@@ -76,6 +76,19 @@ private:
 class ggml_backend_i;
 using ggml_backend_ptr = std::unique_ptr<ggml_backend_i>;
 
+// A point in one device's stream of work. record() marks how far a backend's queue has got;
+// synchronize() blocks the host until that point is reached; another backend can wait for it
+// without blocking the host (ggml_backend_i::event_wait). A fresh event counts as reached.
+class ggml_backend_event_i {
+public:
+    virtual ~ggml_backend_event_i() = default;
+    virtual ggml_backend_device_i * device() const = 0;
+    // backend must run on device().
+    virtual void record(ggml_backend_i * backend) = 0;
+    virtual void synchronize() = 0;
+};
+using ggml_backend_event_ptr = std::unique_ptr<ggml_backend_event_i>;
+
 // One device (a CPU, one GPU). Answers what it can do; creates backends (streams) on itself.
 class ggml_backend_device_i {
 public:
@@ -94,6 +107,9 @@ public:
     virtual bool supports_buft(const ggml_backend_buffer_type_i * buft) const = 0;
     // Whether op is worth running here even when its weights live in host memory (large batches).
     virtual bool offload_op(const ggml_tensor * op) const { (void) op; return false; }
+    // A new event on this device; nullptr when its backends complete work before returning
+    // (synchronous devices such as the CPU need none).
+    virtual ggml_backend_event_ptr event_new() { return nullptr; }
 };
 
 // A stream of work on one device.
@@ -106,7 +122,21 @@ public:
     virtual void set_tensor_async(ggml_tensor * t, const void * data, size_t offset, size_t size);
     virtual void get_tensor_async(const ggml_tensor * t, void * data, size_t offset, size_t size);
     virtual void synchronize() {}
-    // Computes every node of gf whose data lives where this backend can reach it.
+    // Makes the work queued on this backend from now on wait until event is reached, without
+    // blocking the host when the devices allow it (the default blocks the host).
+    virtual void event_wait(ggml_backend_event_i * event) { event->synchronize(); }
+    // Queues a copy of src (a tensor in memory of src_backend's device, or host memory) into dst
+    // (memory of this backend's device), ordered after the work queued on both; the caller must
+    // not change src before both are synchronized. False when this backend cannot do it (the
+    // caller then copies with ggml_backend_tensor_copy after synchronizing).
+    virtual bool cpy_tensor_async(ggml_backend_i * src_backend, const ggml_tensor * src, ggml_tensor * dst) {
+        (void) src_backend;
+        (void) src;
+        (void) dst;
+        return false;
+    }
+    // Computes every node of gf whose data lives where this backend can reach it. May return
+    // before the work is done (asynchronous backends): synchronize() waits for it.
     virtual ggml_status graph_compute(ggml_cgraph * gf) = 0;
 };
 
