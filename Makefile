@@ -9,7 +9,7 @@ JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
 # Other targets: demo-tensor (the tensor-library demo), bench (the CPU speed table), bench-kernels.
-.PHONY: all deps configure build serve demo-tensor test test-release test-asan test-fuzz bench bench-kernels clean
+.PHONY: all deps configure build serve demo-tensor test test-release test-asan test-fuzz bench bench-kernels gpu-check clean
 
 all: build
 
@@ -45,9 +45,11 @@ test: test-release test-fuzz test-asan
 test-release: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
-# The same tests built with AddressSanitizer + UndefinedBehaviorSanitizer.
+# The same tests built with AddressSanitizer + UndefinedBehaviorSanitizer (the CUDA backend is
+# left out there: the release tree compiles it, and its kernels cannot run under the sanitizers).
 test-asan: deps
-	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERD_SANITIZE=ON -DINFERD_BUILD_BENCHMARKS=OFF $(CMAKE_ARGS)
+	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERD_SANITIZE=ON -DINFERD_BUILD_BENCHMARKS=OFF \
+		-DINFERD_CUDA=OFF $(CMAKE_ARGS)
 	cmake --build $(BUILD_ASAN) -j$(JOBS)
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --output-on-failure -j$(JOBS)
@@ -79,6 +81,11 @@ bench: build
 # Kernel benchmarks (Google Benchmark): mat-vec / mat-mat GFLOP/s and GB/s, read bandwidth.
 bench-kernels: build
 	./$(BUILD)/tests/inferd-kernel-bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+
+# On a machine with an NVIDIA GPU: CUDA build, op tests on the GPU, engine references with layers
+# on the GPU, and inferd-bench with every layer offloaded (tools/gpu-check.sh says what it runs).
+gpu-check: deps
+	JOBS=$(JOBS) bash tools/gpu-check.sh
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

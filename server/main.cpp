@@ -14,16 +14,11 @@
 
 namespace {
 
+// --list-devices: every device of the build's registry (name, type, description, free / total
+// memory), and why there is no GPU device when there is none.
 void list_devices() {
-    ggml_backend_registry reg = ggml_backend_registry_default();
-    for (size_t i = 0; i < reg.device_count(); ++i) {
-        ggml_backend_device_i * d = reg.device(i);
-        size_t free = 0, total = 0;
-        d->memory(&free, &total);
-        std::printf("%zu: %s (%s), %.1f GiB free of %.1f GiB\n", i, d->name(), d->description(), double(free) / (1u << 30),
-                    double(total) / (1u << 30));
-    }
-    if (reg.device_by_type(ggml_backend_dev_type::gpu) == nullptr) std::printf("no GPU backend is available in this build\n");
+    const ggml_backend_registry reg = ggml_backend_registry_default();
+    std::fputs(ggml_backend_registry_describe(reg).c_str(), stdout);
 }
 
 }  // namespace

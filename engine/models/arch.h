@@ -45,6 +45,9 @@ public:
     virtual ggml_tensor * create(const std::string & name, std::initializer_list<int64_t> ne, int il) = 0;
     // nullptr when the file does not have it; a wrong shape still throws.
     virtual ggml_tensor * create_optional(const std::string & name, std::initializer_list<int64_t> ne, int il) = 0;
+    // The output matrix when the file ties it to the token embeddings: tok_embd itself, or a
+    // copy of it on the output layer's device.
+    virtual ggml_tensor * create_tied_output(ggml_tensor * tok_embd) = 0;
 };
 
 // "blk.<il>.<suffix>"

@@ -48,7 +48,7 @@ void llm_create_gemma_tensors(tensor_creator & c, const model_hparams & hp, mode
     w.tok_embd = c.create("token_embd.weight", {n_embd, n_vocab}, -1);
     w.output_norm = c.create("output_norm.weight", {n_embd}, -2);
     w.output = c.create_optional("output.weight", {n_embd, n_vocab}, -2);
-    if (!w.output) w.output = w.tok_embd;  // tied (always, in published files)
+    if (!w.output) w.output = c.create_tied_output(w.tok_embd);
     w.layers.resize(hp.n_layer);
     for (uint32_t i = 0; i < hp.n_layer; ++i) {
         model_layer & l = w.layers[i];

@@ -22,7 +22,7 @@ void gpt2_create_tensors(tensor_creator & c, const model_hparams & hp, model_wei
     w.output_norm = c.create("output_norm.weight", {n_embd}, -2);
     w.output_norm_b = c.create("output_norm.bias", {n_embd}, -2);
     w.output = c.create_optional("output.weight", {n_embd, n_vocab}, -2);
-    if (!w.output) w.output = w.tok_embd;
+    if (!w.output) w.output = c.create_tied_output(w.tok_embd);
     w.layers.resize(hp.n_layer);
     for (uint32_t i = 0; i < hp.n_layer; ++i) {
         model_layer & l = w.layers[i];

@@ -24,7 +24,7 @@ void llm_create_llama_like_tensors(tensor_creator & c, const model_hparams & hp,
     w.tok_embd = c.create("token_embd.weight", {n_embd, n_vocab}, -1);
     w.output_norm = c.create("output_norm.weight", {n_embd}, -2);
     w.output = c.create_optional("output.weight", {n_embd, n_vocab}, -2);
-    if (!w.output) w.output = w.tok_embd;  // tied
+    if (!w.output) w.output = c.create_tied_output(w.tok_embd);
     // Llama 3.1+ long-context RoPE: per-dimension frequency factors (the scaling lives in them).
     w.rope_freqs = c.create_optional("rope_freqs.weight", {int64_t(hp.n_rot / 2)}, -1);
     w.layers.resize(hp.n_layer);

@@ -25,7 +25,7 @@ void phi3_create_tensors(tensor_creator & c, const model_hparams & hp, model_wei
     w.tok_embd = c.create("token_embd.weight", {n_embd, n_vocab}, -1);
     w.output_norm = c.create("output_norm.weight", {n_embd}, -2);
     w.output = c.create_optional("output.weight", {n_embd, n_vocab}, -2);
-    if (!w.output) w.output = w.tok_embd;
+    if (!w.output) w.output = c.create_tied_output(w.tok_embd);
     w.rope_long = c.create_optional("rope_factors_long.weight", {int64_t(hp.n_rot / 2)}, -1);
     w.rope_short = c.create_optional("rope_factors_short.weight", {int64_t(hp.n_rot / 2)}, -1);
     w.layers.resize(hp.n_layer);

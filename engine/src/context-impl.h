@@ -52,6 +52,7 @@ struct context::impl {
     bool build_graph(const graph_shape & shape);
     int decode_ubatch(const llm_batch & b, size_t begin, size_t end, int32_t & next_row);
     bool apply_kv_shift();
+    void start_backends();
     bool kv_shift_pending() const;
     bool apply_kv_shift_of(kv_cache & c);
     void set_cache_inputs(const llm_batch & b, size_t begin, int32_t n_tokens);

@@ -1,6 +1,8 @@
 // Context construction (backends, scheduler, KV cache), accessors and sequence operations.
 #include "context-impl.h"
 
+#include "model-placement.h"
+
 #include "ggml/cpu.h"
 
 #include <algorithm>
@@ -40,27 +42,13 @@ void check_params(const model & m, context_params & p) {
     }
 }
 
-// Cells of a sliding-window cache: every sequence's window and one ubatch, padded.
-uint64_t kv_swa_cells(uint32_t n_swa, const context_params & p) {
-    const uint64_t n = uint64_t(n_swa) * p.n_seq_max + p.n_ubatch;
-    return (n + p.kv_pad - 1) / p.kv_pad * p.kv_pad;
-}
-
 }  // namespace
 
 context::context(const model & m, const context_params & params) : impl_(std::make_unique<impl>(m, params)) {
     impl & s = *impl_;
     check_params(m, s.params);
     s.arch = llm_arch_find(llm_arch_name(m.hparams().arch));
-    for (ggml_backend_device_i * dev : m.gpu_devices()) {
-        ggml_backend_ptr b = dev->init_backend();
-        if (!b) throw std::runtime_error(std::string("context: cannot start a backend on ") + dev->name());
-        s.backends.push_back(std::move(b));
-    }
-    ggml_cpu_backend_options co;
-    co.n_threads = s.params.n_threads > 0 ? s.params.n_threads : int(std::max(1u, std::thread::hardware_concurrency()));
-    s.backends.push_back(ggml_backend_cpu_init(co));
-    s.cpu = s.backends.back().get();
+    s.start_backends();
 
     const model_hparams & hp = m.hparams();
     kv_cache_params kp;
@@ -71,17 +59,22 @@ context::context(const model & m, const context_params & params) : impl_(std::ma
     kp.type_k = s.params.type_k;
     kp.type_v = s.params.type_v;
     kp.n_seq_max = s.params.n_seq_max;
+    // Each layer's K and V on the device of its weights.
+    for (uint32_t il = 0; il < hp.n_layer; ++il) {
+        ggml_backend_device_i * dev = m.layer_device(il);
+        kp.layer_buft.push_back(dev ? dev->buffer_type() : nullptr);
+    }
     for (uint32_t il = 0; il < hp.n_layer; ++il) (hp.is_swa(il) ? s.swa_layers : s.full_layers).push_back(il);
     if (!s.full_layers.empty()) {
         kp.layers = s.full_layers;
-        s.kv = std::make_unique<kv_cache>(kp, ggml_backend_cpu_buffer_type());
+        s.kv = std::make_unique<kv_cache>(kp, s.cpu->device()->buffer_type());
     }
     if (!s.swa_layers.empty()) {
         // Each sequence keeps at most its window, plus the ubatch being computed.
         kp.layers = s.swa_layers;
         kp.n_swa = hp.n_swa;
-        kp.n_ctx = std::min<uint64_t>(s.params.n_ctx, kv_swa_cells(hp.n_swa, s.params));
-        s.kv_swa = std::make_unique<kv_cache>(kp, ggml_backend_cpu_buffer_type());
+        kp.n_ctx = kv_swa_cells(hp.n_swa, s.params.n_seq_max, s.params.n_ubatch, s.params.kv_pad, s.params.n_ctx);
+        s.kv_swa = std::make_unique<kv_cache>(kp, s.cpu->device()->buffer_type());
     }
 
     s.graph_size = std::max<size_t>(GGML_DEFAULT_GRAPH_SIZE, size_t(hp.n_layer) * 48 + 64);
@@ -91,6 +84,23 @@ context::context(const model & m, const context_params & params) : impl_(std::ma
     sp.op_offload = s.params.op_offload;
     s.sched = std::make_unique<ggml_scheduler>(sp);
     s.reserve_worst_case();
+}
+
+// The model's GPU devices first (every GPU found when large batches may be offloaded, else
+// those holding weights), then the CPU, all from the devices the model was placed with.
+void context::impl::start_backends() {
+    const std::vector<ggml_backend_device_i *> & gpus = params.op_offload ? m.available_gpu_devices() : m.gpu_devices();
+    for (ggml_backend_device_i * dev : gpus) {
+        ggml_backend_ptr b = dev->init_backend();
+        if (!b) throw std::runtime_error(std::string("context: cannot start a backend on ") + dev->name());
+        backends.push_back(std::move(b));
+    }
+    ggml_backend_ptr c = m.cpu_device() ? m.cpu_device()->init_backend() : ggml_backend_cpu_init();
+    if (!c) throw std::runtime_error("context: cannot start the CPU backend");
+    ggml_backend_cpu_set_n_threads(c.get(), params.n_threads > 0 ? params.n_threads
+                                                                  : int(std::max(1u, std::thread::hardware_concurrency())));
+    backends.push_back(std::move(c));
+    cpu = backends.back().get();
 }
 
 context::~context() = default;

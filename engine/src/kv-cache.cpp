@@ -38,27 +38,58 @@ kv_cache::kv_cache(const kv_cache_params & params, ggml_backend_buffer_type_i * 
     kv_cache_check_params(params_);
     if (buft == nullptr) throw std::runtime_error("kv cache: no buffer type");
     cells_.assign(params_.n_ctx, kv_cache_cell{});
-    ggml_init_params ip{2 * size_t(params_.n_layer) * ggml_tensor_overhead(), nullptr, true};
-    ctx_.reset(ggml_init(ip));
-    if (!ctx_) throw std::runtime_error("kv cache: cannot create the tensor context");
     layers_ = params_.layers;
     if (layers_.empty()) {
         for (uint32_t il = 0; il < params_.n_layer; ++il) layers_.push_back(il);
     }
     slot_.assign(params_.n_layer, -1);
+    // One tensor context (and later one buffer) per buffer type, the constructor's first.
+    std::vector<ggml_backend_buffer_type_i *> bufts = {buft};
+    auto ctx_for = [&](uint32_t il) -> ggml_context * {
+        ggml_backend_buffer_type_i * b = il < params_.layer_buft.size() && params_.layer_buft[il] ? params_.layer_buft[il] : buft;
+        size_t i = 0;
+        while (i < bufts.size() && bufts[i] != b) ++i;
+        if (i == bufts.size()) bufts.push_back(b);
+        while (ctxs_.size() <= i) {
+            ggml_init_params ip{2 * size_t(params_.n_layer) * ggml_tensor_overhead(), nullptr, true};
+            ctxs_.emplace_back(ggml_init(ip));
+            if (!ctxs_.back()) throw std::runtime_error("kv cache: cannot create the tensor context");
+        }
+        return ctxs_[i].get();
+    };
     for (uint32_t il : layers_) {
         if (il >= params_.n_layer || slot_[il] >= 0) throw std::runtime_error("kv cache: bad layer list");
         slot_[il] = int32_t(k_.size());
-        ggml_tensor * k = ggml_new_tensor_2d(ctx_.get(), params_.type_k, params_.n_embd_k_gqa, params_.n_ctx);
-        ggml_tensor * v = ggml_new_tensor_2d(ctx_.get(), params_.type_v, params_.n_embd_v_gqa, params_.n_ctx);
+        ggml_context * ctx = ctx_for(il);
+        ggml_tensor * k = ggml_new_tensor_2d(ctx, params_.type_k, params_.n_embd_k_gqa, params_.n_ctx);
+        ggml_tensor * v = ggml_new_tensor_2d(ctx, params_.type_v, params_.n_embd_v_gqa, params_.n_ctx);
         ggml_set_name(k, ("cache_k_l" + std::to_string(il)).c_str());
         ggml_set_name(v, ("cache_v_l" + std::to_string(il)).c_str());
         k_.push_back(k);
         v_.push_back(v);
     }
-    buf_ = ggml_backend_alloc_ctx_tensors(ctx_.get(), buft);
-    if (!buf_) throw std::runtime_error("kv cache: cannot allocate the K/V buffer");
-    buf_->clear(0);
+    for (size_t i = 0; i < ctxs_.size(); ++i) {
+        if (!ggml_get_first_tensor(ctxs_[i].get())) continue;
+        ggml_backend_buffer_ptr b = ggml_backend_alloc_ctx_tensors(ctxs_[i].get(), bufts[i]);
+        if (!b) {
+            size_t bytes = 0;
+            for (ggml_tensor * t = ggml_get_first_tensor(ctxs_[i].get()); t; t = ggml_get_next_tensor(ctxs_[i].get(), t)) {
+                bytes += ggml_nbytes(t);
+            }
+            throw std::runtime_error("kv cache: cannot allocate " + std::to_string(bytes >> 20) + " MiB for K/V on " +
+                                     bufts[i]->name());
+        }
+        b->clear(0);
+        bufs_.push_back(std::move(b));
+    }
+}
+
+size_t kv_cache::bytes(const ggml_backend_buffer_type_i * buft) const {
+    size_t n = 0;
+    for (const ggml_backend_buffer_ptr & b : bufs_) {
+        if (!buft || b->buffer_type() == buft) n += b->size();
+    }
+    return n;
 }
 
 void kv_cache::clear() {

@@ -3,154 +3,13 @@
 #include "engine/model.h"
 
 #include "ggml/cpu.h"
+#include "model-loader.h"
+#include "model-placement.h"
 #include "models/arch.h"
 
 #include <algorithm>
 #include <cinttypes>
-#include <set>
 #include <sstream>
-
-namespace {
-
-std::string shape_str(const int64_t * ne, int n) {
-    std::string s = "[";
-    for (int i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(ne[i]);
-    return s + "]";
-}
-
-}  // namespace
-
-// Creates weight tensors (metadata only) in the context of the device their layer lives on and
-// remembers where their bytes are in the file.
-class model_loader final : public tensor_creator {
-public:
-    model_loader(model & m, int n_gpu_layers) : m_(m) { plan_placement(n_gpu_layers); }
-
-    ggml_tensor * create(const std::string & name, std::initializer_list<int64_t> ne, int il) override {
-        ggml_tensor * t = create_optional(name, ne, il);
-        if (!t) throw model_load_error("missing tensor '" + name + "'");
-        return t;
-    }
-
-    ggml_tensor * create_optional(const std::string & name, std::initializer_list<int64_t> ne, int il) override {
-        const gguf_tensor_info * info = m_.file_->find_tensor(name);
-        if (!info) return nullptr;
-        int64_t want[GGML_MAX_DIMS] = {1, 1, 1, 1};
-        int n = 0;
-        for (int64_t v : ne) want[n++] = v;
-        for (int i = 0; i < GGML_MAX_DIMS; ++i) {
-            if (info->ne[i] != want[i]) {
-                throw model_load_error("tensor '" + name + "' has shape " + shape_str(info->ne, int(info->n_dims)) +
-                                       ", expected " + shape_str(want, n));
-            }
-        }
-        if (!ggml_type_is_supported(info->type)) {
-            throw model_load_error("tensor '" + name + "' has unsupported type " + ggml_type_name(info->type));
-        }
-        ggml_context * ctx = context_for(il);
-        ggml_tensor * t = ggml_new_tensor(ctx, info->type, n, want);
-        ggml_set_name(t, name.c_str());
-        infos_.push_back({t, info});
-        used_.insert(name);
-        m_.n_params_ += uint64_t(info->n_elements);
-        m_.n_weight_bytes_ += info->size;
-        return t;
-    }
-
-    void bind_data();
-    void report_unused();
-
-private:
-    struct entry {
-        ggml_tensor * t;
-        const gguf_tensor_info * info;
-    };
-
-    void plan_placement(int n_gpu_layers);
-    ggml_context * context_for(int il);
-
-    model & m_;
-    std::vector<entry> infos_;
-    std::set<std::string> used_;
-};
-
-void model_loader::plan_placement(int n_gpu_layers) {
-    const uint32_t n_layer = m_.hparams_.n_layer;
-    m_.layer_dev_.assign(n_layer, nullptr);
-    ggml_init_params ip;
-    ip.mem_size = ggml_tensor_overhead() * (m_.file_->n_tensors() + 8);
-    ip.no_alloc = true;
-    m_.ctx_cpu_.reset(ggml_init(ip));
-    if (n_gpu_layers == 0) return;
-    if (m_.gpu_devs_.empty()) {
-        m_.warnings_.push_back("--n-gpu-layers " + std::to_string(n_gpu_layers) +
-                               " asked for, but no GPU backend is available (this build has no GPU backend "
-                               "or no GPU was found): running every layer on the CPU");
-        return;
-    }
-    // One device for now: the first GPU. Layers [n_layer - n_gpu, n_layer) and, when every
-    // layer is offloaded and more were asked for (or -1), the output layer.
-    ggml_backend_device_i * dev = m_.gpu_devs_.front();
-    m_.gpu_devs_.resize(1);
-    const uint32_t n_gpu = n_gpu_layers < 0 ? n_layer : std::min<uint32_t>(uint32_t(n_gpu_layers), n_layer);
-    for (uint32_t il = n_layer - n_gpu; il < n_layer; ++il) m_.layer_dev_[il] = dev;
-    if (n_gpu_layers < 0 || uint32_t(n_gpu_layers) > n_layer) m_.output_dev_ = dev;
-    m_.ctx_dev_.emplace_back(ggml_init(ip));
-}
-
-ggml_context * model_loader::context_for(int il) {
-    ggml_backend_device_i * dev = nullptr;
-    if (il >= 0) dev = m_.layer_dev_.at(size_t(il));
-    if (il == -2) dev = m_.output_dev_;
-    return dev ? m_.ctx_dev_.front().get() : m_.ctx_cpu_.get();
-}
-
-void model_loader::bind_data() {
-    const gguf_file & f = *m_.file_;
-    if (!f.has_tensor_data()) throw model_load_error("the file's tensor data cannot be read");
-    // The CPU buffer spans the file's whole data section: tensors point into it, no copy.
-    const uint8_t * data_begin = nullptr;
-    size_t data_size = 0;
-    if (f.n_tensors() > 0) {
-        data_begin = static_cast<const uint8_t *>(f.tensor_data(f.tensor(0))) - f.tensor(0).offset;
-        data_size = f.file_size() - f.data_offset();
-    }
-    ggml_backend_buffer_ptr cpu_buf;
-    if (data_begin) {
-        cpu_buf = ggml_backend_cpu_buffer_from_ptr(const_cast<uint8_t *>(data_begin), data_size);
-        cpu_buf->set_usage(ggml_backend_buffer_usage::weights);
-    }
-    ggml_backend_buffer_ptr dev_buf;
-    if (!m_.ctx_dev_.empty() && ggml_get_first_tensor(m_.ctx_dev_.front().get())) {
-        dev_buf = ggml_backend_alloc_ctx_tensors(m_.ctx_dev_.front().get(), m_.gpu_devs_.front()->buffer_type());
-        if (!dev_buf) throw model_load_error(std::string("out of memory on ") + m_.gpu_devs_.front()->name());
-        dev_buf->set_usage(ggml_backend_buffer_usage::weights);
-    }
-    for (const entry & e : infos_) {
-        const void * src = f.tensor_data(*e.info);
-        if (e.t->buffer) {  // device tensor: allocated above, copy the bytes
-            ggml_backend_tensor_set(e.t, src, 0, e.info->size);
-        } else if (ggml_backend_tensor_alloc(cpu_buf.get(), e.t, const_cast<void *>(src)) != GGML_STATUS_SUCCESS) {
-            throw model_load_error("cannot place tensor '" + e.info->name + "'");
-        }
-    }
-    if (cpu_buf) m_.buffers_.push_back(std::move(cpu_buf));
-    if (dev_buf) m_.buffers_.push_back(std::move(dev_buf));
-}
-
-void model_loader::report_unused() {
-    size_t n = 0;
-    std::string first;
-    for (const gguf_tensor_info & t : m_.file_->tensors()) {
-        if (!used_.count(t.name)) {
-            if (n++ == 0) first = t.name;
-        }
-    }
-    if (n > 0) {
-        m_.warnings_.push_back(std::to_string(n) + " tensor(s) of the file are not used by the " +
-                               llm_arch_name(m_.hparams_.arch) + " graph (first: '" + first + "')");
-    }
-}
 
 namespace {
 
@@ -181,6 +40,42 @@ std::vector<ggml_backend_device_i *> gpu_devices_of(const model_params & p, ggml
 
 model::~model() = default;
 
+// Measures the weights per layer, places the layers on the GPUs, checks every device's memory
+// (weights, and with params.memory the K/V cells and compute buffers) before anything is
+// copied, then creates the tensors on their devices and binds their bytes.
+void model::place_and_load(model & m, const llm_arch_def & def, const model_params & params) {
+    model_loader measure(m);
+    model_weights scratch;
+    def.create_tensors(measure, m.hparams_, scratch);
+    const std::vector<ggml_backend_device_i *> & gpus = m.avail_gpus_;
+    if (params.n_gpu_layers != 0 && gpus.empty()) {
+        m.warnings_.push_back("--n-gpu-layers " + std::to_string(params.n_gpu_layers) +
+                              " asked for, but no GPU backend is available (this build has no GPU backend "
+                              "or no GPU was found): running every layer on the CPU");
+    }
+    std::vector<size_t> free(gpus.size(), 0);
+    for (size_t d = 0; d < gpus.size(); ++d) {
+        size_t total = 0;
+        gpus[d]->memory(&free[d], &total);
+    }
+    const layer_placement pl = placement_plan(m.hparams_.n_layer, params.n_gpu_layers, free);
+    std::vector<model_device_usage> usage = placement_usage(pl, measure.bytes(), m.hparams_, params.memory, gpus);
+    if (const std::string err = placement_check(usage); !err.empty()) {
+        const int32_t fit = placement_max_fitting(measure.bytes(), m.hparams_, params.memory, gpus, free);
+        throw model_load_error(err + "; at most " + std::to_string(fit) + " of the " +
+                               std::to_string(m.hparams_.n_layer) + " layers fit" +
+                               (fit > int32_t(m.hparams_.n_layer) ? " (with the output layer)" : "") +
+                               ": lower --n-gpu-layers" + (params.memory.n_ctx > 0 ? " or --ctx-size" : ""));
+    }
+    for (const model_device_usage & u : usage) {
+        if (u.n_layers > 0 || u.output) m.usage_.push_back(u);
+    }
+    model_loader loader(m, pl, gpus);
+    def.create_tensors(loader, m.hparams_, m.weights_);
+    loader.report_unused();
+    loader.bind_data();
+}
+
 std::unique_ptr<model> model::load(const std::string & path, const model_params & params) {
     std::unique_ptr<model> m(new model());
     m->path_ = path;
@@ -207,11 +102,9 @@ std::unique_ptr<model> model::load(const std::string & path, const model_params 
         m->hparams_.n_vocab = m->vocab_.n_tokens();
         if (m->hparams_.n_vocab <= 0) throw model_load_error("the model has no vocabulary (tokenizer.ggml.tokens)");
         m->registry_ = std::make_unique<ggml_backend_registry>(ggml_backend_registry_default());
-        m->gpu_devs_ = gpu_devices_of(params, *m->registry_);
-        model_loader loader(*m, params.n_gpu_layers);
-        def->create_tensors(loader, m->hparams_, m->weights_);
-        loader.report_unused();
-        loader.bind_data();
+        m->avail_gpus_ = gpu_devices_of(params, *m->registry_);
+        m->cpu_dev_ = m->registry_->device_by_type(ggml_backend_dev_type::cpu);
+        place_and_load(*m, *def, params);
     } catch (const model_load_error & e) {
         throw model_load_error(path + ": " + e.what());
     }

@@ -85,12 +85,37 @@ std::string read_cpu_model() {
     return "CPU";
 }
 
+// MemAvailable and MemTotal of /proc/meminfo in bytes (false when unreadable): what a new
+// allocation can get without swapping, and the RAM installed.
+bool read_meminfo(size_t * available, size_t * total) {
+    std::ifstream in("/proc/meminfo");
+    std::string line;
+    size_t avail_kib = 0, total_kib = 0;
+    bool have_avail = false, have_total = false;
+    while (std::getline(in, line)) {
+        const auto field = [&line](const char * key, size_t * kib) {
+            if (line.rfind(key, 0) != 0) return false;
+            *kib = size_t(std::strtoull(line.c_str() + std::strlen(key), nullptr, 10));
+            return true;
+        };
+        have_avail = have_avail || field("MemAvailable:", &avail_kib);
+        have_total = have_total || field("MemTotal:", &total_kib);
+    }
+    if (!have_avail || !have_total || total_kib == 0) return false;
+    *available = std::min(avail_kib, total_kib) * 1024;
+    *total = total_kib * 1024;
+    return true;
+}
+
 class cpu_device final : public ggml_backend_device_i {
 public:
     cpu_device() : buft_(this), description_(read_cpu_model()) {}
     const char * name() const override { return "CPU"; }
     const char * description() const override { return description_.c_str(); }
+    // free: MemAvailable (page cache that can be dropped counts as free), total: MemTotal;
+    // sysconf's page counts where /proc/meminfo cannot be read.
     void memory(size_t * free, size_t * total) const override {
+        if (read_meminfo(free, total)) return;
         const size_t page = size_t(sysconf(_SC_PAGESIZE));
         *total = size_t(sysconf(_SC_PHYS_PAGES)) * page;
         *free = size_t(sysconf(_SC_AVPHYS_PAGES)) * page;

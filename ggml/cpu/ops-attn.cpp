@@ -495,8 +495,8 @@ void ggml_cpu_op_flash_attn_ext(const ggml_compute_params & p, ggml_tensor * dst
     a.v = dst->src[2];
     a.mask = dst->src[3];
     a.dst = dst;
-    a.scale = ggml_get_op_param<float>(dst, 0);
-    a.softcap = ggml_get_op_param<float>(dst, 1);
+    a.scale = ggml_get_flash_attn_scale(dst);
+    a.softcap = ggml_get_flash_attn_softcap(dst);
     if (a.softcap > 0.0f) a.scale /= a.softcap;
     a.k_to_f32 = attn_row_converter(a.k->type, cv);
     a.v_to_f32 = attn_row_converter(a.v->type, cv);

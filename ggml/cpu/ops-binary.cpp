@@ -22,7 +22,7 @@ void ggml_cpu_op_div(const ggml_compute_params & p, ggml_tensor * dst) {
 
 void ggml_cpu_op_scale(const ggml_compute_params & p, ggml_tensor * dst) {
     const ggml_cpu_vec_fns & vec = ggml_cpu_vec_for(p.isa);
-    const float s = ggml_get_op_param<float>(dst, 0);
-    const float bias = ggml_get_op_param<float>(dst, 1);
+    const float s = ggml_get_scale(dst);
+    const float bias = ggml_get_scale_bias(dst);
     elementwise_f32(p, dst, false, [&](const float * a, const float *, float * y, int64_t n) { vec.scale(a, s, bias, y, n); });
 }

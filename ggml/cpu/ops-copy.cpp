@@ -174,7 +174,7 @@ void ggml_cpu_op_set_rows(const ggml_compute_params & p, ggml_tensor * dst) {
 void ggml_cpu_op_concat(const ggml_compute_params & p, ggml_tensor * dst) {
     const ggml_tensor * a = dst->src[0];
     const ggml_tensor * b = dst->src[1];
-    const int dim = ggml_get_op_param<int32_t>(dst, 0);
+    const int dim = ggml_get_concat_dim(dst);
     GGML_ASSERT(dim >= 0 && dim < GGML_MAX_DIMS && a->type == dst->type && b->type == dst->type);
     const int64_t blck = ggml_blck_size(dst->type);
     const size_t unit = ggml_type_size(dst->type);

@@ -36,7 +36,7 @@ void norm_rows(const ggml_compute_params & p, ggml_tensor * dst, F && norm_row) 
 
 void ggml_cpu_op_rms_norm(const ggml_compute_params & p, ggml_tensor * dst) {
     const ggml_cpu_vec_fns & vec = ggml_cpu_vec_for(p.isa);
-    const float eps = ggml_get_op_param<float>(dst, 0);
+    const float eps = ggml_get_norm_eps(dst);
     norm_rows(p, dst, [&](const float * x, float * y, int64_t n) {
         if (n == 0) return;
         const double mean_sq = double(vec.sum_sq(x, n)) / double(n);
@@ -46,7 +46,7 @@ void ggml_cpu_op_rms_norm(const ggml_compute_params & p, ggml_tensor * dst) {
 
 void ggml_cpu_op_norm(const ggml_compute_params & p, ggml_tensor * dst) {
     const ggml_cpu_vec_fns & vec = ggml_cpu_vec_for(p.isa);
-    const float eps = ggml_get_op_param<float>(dst, 0);
+    const float eps = ggml_get_norm_eps(dst);
     norm_rows(p, dst, [&](const float * x, float * y, int64_t n) {
         if (n == 0) return;
         const float mean = float(double(vec.sum(x, n)) / double(n));

@@ -56,15 +56,16 @@ double rope_corr_dim(int n_dims, int n_ctx_orig, double n_rot, double base) {
 
 rope_params rope_params_of(const ggml_tensor * dst) {
     rope_params r;
-    r.n_dims = ggml_get_op_param<int32_t>(dst, 0);
-    r.neox = (ggml_get_op_param<int32_t>(dst, 1) & GGML_ROPE_TYPE_NEOX) != 0;
-    const int n_ctx_orig = ggml_get_op_param<int32_t>(dst, 2);
-    const double base = ggml_get_op_param<float>(dst, 3);
-    r.freq_scale = ggml_get_op_param<float>(dst, 4);
-    r.ext_factor = ggml_get_op_param<float>(dst, 5);
-    const double attn_factor = ggml_get_op_param<float>(dst, 6);
-    const double beta_fast = ggml_get_op_param<float>(dst, 7);
-    const double beta_slow = ggml_get_op_param<float>(dst, 8);
+    const ggml_rope_params rp = ggml_get_rope_params(dst);
+    r.n_dims = rp.n_dims;
+    r.neox = (rp.mode & GGML_ROPE_TYPE_NEOX) != 0;
+    const int n_ctx_orig = rp.n_ctx_orig;
+    const double base = rp.freq_base;
+    r.freq_scale = rp.freq_scale;
+    r.ext_factor = rp.ext_factor;
+    const double attn_factor = rp.attn_factor;
+    const double beta_fast = rp.beta_fast;
+    const double beta_slow = rp.beta_slow;
     r.freq_step = r.n_dims > 0 ? std::pow(base, -2.0 / r.n_dims) : 1.0;
     r.mscale = attn_factor;
     if (r.ext_factor != 0.0) {

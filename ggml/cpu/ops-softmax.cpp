@@ -28,7 +28,7 @@ const float * soft_max_mask_row(const ggml_tensor * mask, const row_index & ri, 
 void ggml_cpu_op_soft_max(const ggml_compute_params & p, ggml_tensor * dst) {
     const ggml_tensor * a = dst->src[0];
     const ggml_tensor * mask = dst->src[1];
-    const float scale = ggml_get_op_param<float>(dst, 0);
+    const float scale = ggml_get_soft_max_scale(dst);
     const ggml_cpu_vec_fns & vec = ggml_cpu_vec_for(p.isa);
     const ggml_cpu_convert_fns & cv = ggml_cpu_convert_for(p.isa);
     const int64_t ne0 = a->ne[0];

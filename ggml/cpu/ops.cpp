@@ -22,7 +22,7 @@ bool float_sources(const ggml_tensor * node, int n) {
 bool rope_freq_factors_supported(const ggml_tensor * node) {
     const ggml_tensor * ff = node->src[2];
     if (!ff) return true;
-    const int32_t n_dims = ggml_get_op_param<int32_t>(node, 0);
+    const int32_t n_dims = ggml_get_rope_params(node).n_dims;
     return ff->type == GGML_TYPE_F32 && ggml_is_contiguous(ff) && ggml_nelements(ff) >= n_dims / 2;
 }
 

@@ -18,31 +18,31 @@
 //   - errors that depend on data (set_rows or mul_mat_id index out of range) set *p.error = 1;
 //     never abort.
 //
-// Sources and op_params of each op, as the builders in ggml/src record them
-// (read floats with ggml_get_op_param<float>(t, i), ints with ggml_get_op_param<int32_t>):
+// Sources and parameters of each op, as the builders in ggml/src record them (parameters are
+// read only through the typed getters of ggml.h, never from op_params by offset):
 //   CONT      src0 = a; dst contiguous, a's type, same element count (shape may differ)
 //   CPY       src0 = a, src1 = b; dst is a view of b (same layout as b); F32/F16/BF16 pairs
 //   GET_ROWS  src0 = a, src1 = I32 indices; dst F32
 //   SET_ROWS  src0 = b (rows, F32), src1 = indices (I32 or I64); dst is a view of a (view_src)
 //   ADD, MUL, DIV  src0 = a, src1 = b (broadcast to a)
-//   SCALE     src0 = a; f32 [0] s, [1] bias
-//   RMS_NORM, NORM  src0 = a; f32 [0] eps
+//   SCALE     src0 = a; ggml_get_scale, ggml_get_scale_bias
+//   RMS_NORM, NORM  src0 = a; ggml_get_norm_eps
 //   MUL_MAT   src0 = a (weights-like), src1 = b
 //   ROPE      src0 = a, src1 = pos (I32), src2 = freq factors (F32 [n_dims/2], contiguous;
 //             theta_i is divided by factor i before freq_scale/YaRN) or nullptr;
-//             i32 [0] n_dims, [1] mode, [2] n_ctx_orig;
-//             f32 [3] freq_base, [4] freq_scale, [5] ext_factor, [6] attn_factor,
-//             [7] beta_fast, [8] beta_slow
-//   SOFT_MAX  src0 = a, src1 = mask or nullptr; f32 [0] scale
+//             ggml_get_rope_params (n_dims, mode, n_ctx_orig, freq_base, freq_scale,
+//             ext_factor, attn_factor, beta_fast, beta_slow)
+//   SOFT_MAX  src0 = a, src1 = mask or nullptr; ggml_get_soft_max_scale
 //   SILU, GELU, TANH  src0 = a
 //   SWIGLU    src0 = a (gate), src1 = b (up): dst = silu(a) * b
-//   CONCAT    src0 = a, src1 = b; i32 [0] dim
+//   CONCAT    src0 = a, src1 = b; ggml_get_concat_dim
 //   ARGMAX    src0 = a; dst I32
-//   FLASH_ATTN_EXT  src0 = q, src1 = k, src2 = v, src3 = mask or nullptr; f32 [0] scale,
-//             [1] logit soft-cap (0: none); dst F32 [Dv, n_head, n_q, 1] contiguous (never in place)
+//   FLASH_ATTN_EXT  src0 = q, src1 = k, src2 = v, src3 = mask or nullptr; ggml_get_flash_attn_scale,
+//             ggml_get_flash_attn_softcap (0: none); dst F32 [Dv, n_head, n_q, 1] contiguous (never
+//             in place)
 //   MUL_MAT_ID  src0 = as [K, M, n_expert] (weights), src1 = b F32 [K, n_b, n_t],
 //             src2 = ids I32 [n_used, n_t] (rows contiguous); dst F32 [M, n_used, n_t] contiguous
-//   TOP_K     src0 = a (F32); i32 [0] k; dst I32 [k, ne1, ne2, ne3]
+//   TOP_K     src0 = a (F32); ggml_get_top_k (= dst->ne[0]); dst I32 [k, ne1, ne2, ne3]
 //   SUM_ROWS  src0 = a (F32); dst F32 [1, ne1, ne2, ne3]
 #pragma once
 

@@ -15,6 +15,15 @@ void ggml_backend_i::get_tensor_async(const ggml_tensor * t, void * data, size_t
     ggml_backend_tensor_get(t, data, offset, size);
 }
 
+const char * ggml_backend_dev_type_name(ggml_backend_dev_type type) {
+    switch (type) {
+        case ggml_backend_dev_type::cpu: return "cpu";
+        case ggml_backend_dev_type::gpu: return "gpu";
+        case ggml_backend_dev_type::accel: return "accel";
+    }
+    return "unknown";
+}
+
 // ---- registry ----
 
 void ggml_backend_registry::add(std::unique_ptr<ggml_backend_reg_i> reg) {
@@ -50,6 +59,21 @@ ggml_backend_device_i * ggml_backend_registry::device_by_type(ggml_backend_dev_t
         if (d->type() == type) return d;
     }
     return nullptr;
+}
+
+std::vector<ggml_backend_device_info> ggml_backend_registry::devices() const {
+    std::vector<ggml_backend_device_info> out;
+    for (size_t i = 0; i < device_count(); ++i) {
+        ggml_backend_device_i * d = device(i);
+        ggml_backend_device_info info;
+        info.device = d;
+        info.name = d->name();
+        info.description = d->description();
+        info.type = d->type();
+        d->memory(&info.memory_free, &info.memory_total);
+        out.push_back(std::move(info));
+    }
+    return out;
 }
 
 // ---- tensor data ----

@@ -1,4 +1,6 @@
-// Internal helpers shared by the core's translation units.
+// Internal helpers shared by the core's translation units. The op_params layout of each op is
+// written by its builder and read by its typed getter, both in ops.cpp; nothing outside the core
+// reads op_params by offset.
 #pragma once
 
 #include "ggml/ggml.h"
@@ -13,3 +15,9 @@ ggml_tensor * ggml_new_tensor_impl(ggml_context * ctx, ggml_type type, int n_dim
 
 inline void ggml_set_op_param_i32(ggml_tensor * t, int i, int32_t v) { t->op_params[i] = v; }
 inline void ggml_set_op_param_f32(ggml_tensor * t, int i, float v) { std::memcpy(&t->op_params[i], &v, 4); }
+inline int32_t ggml_get_op_param_i32(const ggml_tensor * t, int i) { return t->op_params[i]; }
+inline float ggml_get_op_param_f32(const ggml_tensor * t, int i) {
+    float v;
+    std::memcpy(&v, &t->op_params[i], 4);
+    return v;
+}

@@ -280,3 +280,71 @@ ggml_tensor * ggml_sum_rows(ggml_context * ctx, ggml_tensor * a) {
     r->src[0] = a;
     return r;
 }
+
+// ---- typed getters of the op parameters (the layout written by the builders above) ----
+
+namespace {
+
+void op_params_expect(const ggml_tensor * t, ggml_op op) {
+    if (t == nullptr || t->op != op) {
+        GGML_ABORT("op parameter getter of %s called on a %s tensor", ggml_op_name(op),
+                   t ? ggml_op_name(t->op) : "null");
+    }
+}
+
+}  // namespace
+
+float ggml_get_scale(const ggml_tensor * t) {
+    op_params_expect(t, GGML_OP_SCALE);
+    return ggml_get_op_param_f32(t, 0);
+}
+
+float ggml_get_scale_bias(const ggml_tensor * t) {
+    op_params_expect(t, GGML_OP_SCALE);
+    return ggml_get_op_param_f32(t, 1);
+}
+
+float ggml_get_norm_eps(const ggml_tensor * t) {
+    if (t == nullptr || (t->op != GGML_OP_RMS_NORM && t->op != GGML_OP_NORM)) op_params_expect(t, GGML_OP_NORM);
+    return ggml_get_op_param_f32(t, 0);
+}
+
+ggml_rope_params ggml_get_rope_params(const ggml_tensor * t) {
+    op_params_expect(t, GGML_OP_ROPE);
+    ggml_rope_params p;
+    p.n_dims = ggml_get_op_param_i32(t, 0);
+    p.mode = ggml_get_op_param_i32(t, 1);
+    p.n_ctx_orig = ggml_get_op_param_i32(t, 2);
+    p.freq_base = ggml_get_op_param_f32(t, 3);
+    p.freq_scale = ggml_get_op_param_f32(t, 4);
+    p.ext_factor = ggml_get_op_param_f32(t, 5);
+    p.attn_factor = ggml_get_op_param_f32(t, 6);
+    p.beta_fast = ggml_get_op_param_f32(t, 7);
+    p.beta_slow = ggml_get_op_param_f32(t, 8);
+    return p;
+}
+
+float ggml_get_soft_max_scale(const ggml_tensor * t) {
+    op_params_expect(t, GGML_OP_SOFT_MAX);
+    return ggml_get_op_param_f32(t, 0);
+}
+
+int ggml_get_concat_dim(const ggml_tensor * t) {
+    op_params_expect(t, GGML_OP_CONCAT);
+    return ggml_get_op_param_i32(t, 0);
+}
+
+int ggml_get_top_k(const ggml_tensor * t) {
+    op_params_expect(t, GGML_OP_TOP_K);
+    return ggml_get_op_param_i32(t, 0);
+}
+
+float ggml_get_flash_attn_scale(const ggml_tensor * t) {
+    op_params_expect(t, GGML_OP_FLASH_ATTN_EXT);
+    return ggml_get_op_param_f32(t, 0);
+}
+
+float ggml_get_flash_attn_softcap(const ggml_tensor * t) {
+    op_params_expect(t, GGML_OP_FLASH_ATTN_EXT);
+    return ggml_get_op_param_f32(t, 1);
+}

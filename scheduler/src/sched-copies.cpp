@@ -66,8 +66,15 @@ void sched_wait_slot(sched_state & s, int c) {
         used[size_t(sp.backend)] = true;
     }
     for (size_t b = 0; b < used.size(); ++b) {
-        if (used[b]) {
+        sched_backend_sync & bs = s.sync[b];
+        if (!used[b]) {
+            continue;
+        }
+        if (bs.slot_recorded[c]) {
+            bs.slot_event[c]->synchronize();  // that graph's work only: later graphs keep running
+        } else {
             s.backends[b]->synchronize();
+            bs.pending = false;
         }
     }
     sched_restore_rewrites(*p);
@@ -75,8 +82,9 @@ void sched_wait_slot(sched_state & s, int c) {
 }
 
 void sched_wait_all(sched_state & s) {
-    for (ggml_backend_i * b : s.backends) {
-        b->synchronize();
+    for (size_t b = 0; b < s.backends.size(); ++b) {
+        s.backends[b]->synchronize();
+        s.sync[b].pending = false;
     }
     for (auto & p : s.in_flight) {
         if (p) {

@@ -24,6 +24,10 @@ struct sched_split {
     std::vector<ggml_tensor *> nodes;
     // Sources this split reads through a copy in its backend's compute buffer: (source, copies).
     std::vector<std::pair<ggml_tensor *, sched_copy_set>> inputs;
+    // Per input: the backend of the last node before this split that wrote its memory (the node
+    // computing it, or a set_rows / cpy into the buffer it views), or -1 when no node of the
+    // graph writes it (weights, inputs: whatever the buffer's owner holds).
+    std::vector<int> input_writers;
     ggml_cgraph graph;  // points into nodes
 };
 
@@ -59,11 +63,26 @@ struct sched_graph_plan {
     std::vector<ggml_cgraph> backend_graphs;
 };
 
+// What the scheduler knows of one backend's stream of work. Devices with events get a split event
+// (recorded after a split that a split on another backend follows; that backend waits on it) and
+// one event per copy slot (recorded after the last work a graph queued there; the slot's next user
+// waits on it). Devices without events (the CPU) are synchronized after their splits instead.
+struct sched_backend_sync {
+    bool has_events = false;
+    bool on_host = false;  // a CPU device: its work is done when graph_compute returns
+    ggml_backend_event_ptr split_event;
+    bool split_event_current = false;  // recorded after the backend's latest split
+    ggml_backend_event_ptr slot_event[sched_max_copies];
+    bool slot_recorded[sched_max_copies] = {};
+    bool pending = false;  // work queued since the host last waited for this backend
+};
+
 struct sched_state {
     ggml_sched_params params;
     std::vector<ggml_backend_i *> backends;
     std::vector<ggml_backend_buffer_type_i *> bufts;
     std::vector<std::unique_ptr<ggml_gallocr>> gallocs;
+    std::vector<sched_backend_sync> sync;  // per backend
     bool debug = false;
     ggml_sched_eval_callback eval_cb;
 
@@ -111,8 +130,9 @@ void sched_restore_rewrites(sched_graph_plan & p);
 
 // ---- copy slots (sched-copies.cpp) ----
 bool sched_any_in_flight(const sched_state & s);
-// Waits until slot c's graph is done with its copies: synchronizes the backends its splits run
-// on, points its sources back at the originals and frees the slot.
+// Waits until slot c's graph is done with its copies: on every backend its splits ran on, the
+// host waits for the slot's event (devices with events) or synchronizes the backend; then points
+// its sources back at the originals and frees the slot.
 void sched_wait_slot(sched_state & s, int c);
 // Synchronizes every backend and frees every slot.
 void sched_wait_all(sched_state & s);
@@ -122,6 +142,16 @@ bool sched_shares_in_flight(const sched_state & s, const ggml_cgraph * gf);
 // grow b's compute buffer or put the copies of slot c where a graph in flight still reads or
 // writes.
 bool sched_slot_conflicts(const sched_state & s, size_t b, const ggml_galloc_plan & planned, int c);
+
+// ---- execution (sched-run.cpp) ----
+// Creates the events of every backend whose device has them.
+void sched_init_sync(sched_state & s);
+// Runs the current plan's splits in order with the copies of slot c (graph inputs are copied
+// before anything runs), ordering consecutive splits on different backends with events, and
+// records slot c's events.
+ggml_status sched_run_splits(sched_state & s, int c);
+// The host waits for everything queued on backend b (no-op when nothing is).
+void sched_host_wait(sched_state & s, int b);
 
 // ---- debug output (sched-debug.cpp) ----
 void sched_debug_print(const sched_state & s, const ggml_cgraph * gf);

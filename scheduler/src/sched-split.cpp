@@ -77,7 +77,12 @@ int sched_count_new_inputs(const sched_state & s, const sched_split & sp, const 
     return n;
 }
 
-void sched_add_node(sched_state & s, sched_split & sp, ggml_tensor * node) {
+// The tensor whose memory t is (its view source for a view).
+const ggml_tensor * sched_memory_root(const ggml_tensor * t) { return t->view_src != nullptr ? t->view_src : t; }
+
+// last_writer: per memory root, the backend of the last node so far that wrote it.
+void sched_add_node(sched_state & s, sched_split & sp, ggml_tensor * node,
+                    std::unordered_map<const ggml_tensor *, int> & last_writer) {
     sp.nodes.push_back(node);
     for (int j = 0; j < GGML_MAX_SRC; ++j) {
         ggml_tensor * src = node->src[j];
@@ -88,9 +93,14 @@ void sched_add_node(sched_state & s, sched_split & sp, ggml_tensor * node) {
         const bool listed = std::any_of(sp.inputs.begin(), sp.inputs.end(),
                                         [src](const auto & in) { return in.first == src; });
         if (!listed) {
+            auto w = last_writer.find(sched_memory_root(src));
             sp.inputs.emplace_back(src, c);
+            sp.input_writers.push_back(w == last_writer.end() ? -1 : w->second);
         }
         s.plan->rewrites.push_back({node, j, src, c});
+    }
+    if (!ggml_op_is_metadata(node->op)) {
+        last_writer[sched_memory_root(node)] = sp.backend;
     }
 }
 
@@ -132,6 +142,7 @@ bool sched_pass_split(sched_state & s, ggml_cgraph * gf) {
         }
     }
     const int max_inputs = std::max(1, s.params.max_split_inputs);
+    std::unordered_map<const ggml_tensor *, int> last_writer;
     for (int i = 0; i < gf->n_nodes; ++i) {
         ggml_tensor * node = gf->nodes[i];
         const int b = sched_get_id(s, node);
@@ -144,7 +155,7 @@ bool sched_pass_split(sched_state & s, ggml_cgraph * gf) {
             p.splits.emplace_back();
             p.splits.back().backend = b;
         }
-        sched_add_node(s, p.splits.back(), node);
+        sched_add_node(s, p.splits.back(), node, last_writer);
         p.backend_nodes[size_t(b)].push_back(node);
     }
     sched_finish_graphs(s);

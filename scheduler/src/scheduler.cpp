@@ -1,9 +1,9 @@
-// scheduler/src/scheduler.cpp — ggml_scheduler: allocation of the split graph and execution.
+// scheduler/src/scheduler.cpp — ggml_scheduler: planning and allocation of the split graph, the
+// compute entry points (running the splits: sched-run.cpp).
 #include "sched-impl.h"
 
 #include <cstdlib>
 #include <cstring>
-#include <unordered_set>
 
 namespace {
 
@@ -98,78 +98,6 @@ bool sched_is_current(const sched_state & s, const ggml_cgraph * gf) {
     return true;
 }
 
-ggml_status sched_run_nodes(ggml_backend_i * backend, ggml_tensor ** nodes, int n) {
-    ggml_cgraph g{};
-    g.size = n;
-    g.n_nodes = n;
-    g.nodes = nodes;
-    return backend->graph_compute(&g);
-}
-
-// Runs one split; with an eval callback, in pieces that end at each node it wants to see.
-ggml_status sched_run_split(sched_state & s, sched_split & sp) {
-    ggml_backend_i * backend = s.backends[size_t(sp.backend)];
-    if (!s.eval_cb) {
-        return backend->graph_compute(&sp.graph);
-    }
-    const int n = int(sp.nodes.size());
-    int start = 0;
-    for (int j = 0; j < n; ++j) {
-        const bool want = s.eval_cb(sp.nodes[size_t(j)], true);
-        if (!want && j + 1 < n) {
-            continue;
-        }
-        const ggml_status st = sched_run_nodes(backend, sp.nodes.data() + start, j - start + 1);
-        if (st != GGML_STATUS_SUCCESS) {
-            return st;
-        }
-        start = j + 1;
-        if (want) {
-            backend->synchronize();
-            if (!s.eval_cb(sp.nodes[size_t(j)], false)) {
-                return GGML_STATUS_ABORTED;
-            }
-        }
-    }
-    return GGML_STATUS_SUCCESS;
-}
-
-// Copies every split input whose source is a graph input into its copy of slot c, so the caller
-// may reuse its memory.
-void sched_copy_graph_inputs(sched_state & s, int c, std::unordered_set<const ggml_tensor *> & done) {
-    for (const sched_split & sp : s.plan->splits) {
-        for (const auto & in : sp.inputs) {
-            ggml_tensor * copy = in.second.copy[c];
-            if ((in.first->flags & GGML_TENSOR_FLAG_INPUT) != 0 && done.insert(copy).second) {
-                ggml_backend_tensor_copy(in.first, copy);
-            }
-        }
-    }
-}
-
-// Runs the current plan's splits in order with the copies of slot c.
-ggml_status sched_run_splits(sched_state & s, int c) {
-    std::vector<sched_split> & splits = s.plan->splits;
-    std::unordered_set<const ggml_tensor *> done;
-    sched_copy_graph_inputs(s, c, done);
-    for (size_t k = 0; k < splits.size(); ++k) {
-        sched_split & sp = splits[k];
-        for (const auto & in : sp.inputs) {
-            if (done.insert(in.second.copy[c]).second) {
-                ggml_backend_tensor_copy(in.first, in.second.copy[c]);
-            }
-        }
-        const ggml_status st = sched_run_split(s, sp);
-        if (st != GGML_STATUS_SUCCESS) {
-            return st;
-        }
-        if (k + 1 < splits.size()) {
-            s.backends[size_t(sp.backend)]->synchronize();  // the next split may read its results
-        }
-    }
-    return GGML_STATUS_SUCCESS;
-}
-
 }  // namespace
 
 // The state lives in sched_state (sched-impl.h) so the passes in other files can reach it.
@@ -190,6 +118,7 @@ ggml_scheduler::ggml_scheduler(const ggml_sched_params & params) : impl_(std::ma
         s.gallocs.push_back(std::make_unique<ggml_gallocr>(buft));
     }
     s.in_flight.assign(size_t(params.n_copies), nullptr);
+    sched_init_sync(s);
     s.debug = sched_env_debug();
 }
 

@@ -77,8 +77,22 @@ void server_app::impl::load_model() {
     try {
         model_params mp;
         mp.n_gpu_layers = cfg.n_gpu_layers;
+        // What the context will hold, so that a GPU placement that does not fit is refused
+        // before the weights are copied (a context size of 0 becomes at most 4096 cells).
+        mp.memory.n_ctx = cfg.ctx_size > 0 ? uint32_t(cfg.ctx_size) : 4096;
+        mp.memory.n_ubatch = uint32_t(cfg.ubatch_size);
+        mp.memory.n_seq_max = uint32_t(cfg.parallel);
+        mp.memory.type_k = cache_type(cfg.cache_type_k);
+        mp.memory.type_v = cache_type(cfg.cache_type_v);
+        mp.memory.flash_attn = cfg.flash_attn;
         mdl = model::load(cfg.model_path, mp);
         for (const std::string & w : mdl->warnings()) log->warn("{}", w);
+        for (const model_device_usage & u : mdl->device_usage()) {
+            log->info("{}: {} layers{}, weights {:.2f} GiB, KV cache {:.2f} GiB, compute ~{:.2f} GiB ({:.2f} GiB free)",
+                      u.device->name(), u.n_layers, u.output ? " and the output layer" : "",
+                      double(u.weight_bytes) / (1 << 30), double(u.kv_bytes) / (1 << 30),
+                      double(u.compute_bytes) / (1 << 30), double(u.free) / (1 << 30));
+        }
         std::string note, err;
         tmpl = chat_template_resolve(cfg.chat_template, mdl->chat_template(), &note, &err);
         if (!tmpl) throw std::runtime_error(err);

@@ -1,6 +1,7 @@
 // Every reference of ../shared/testdata/reference: logits at each position within the README's
 // tolerance, top-1 agreement where the reference is not a near-tie, and the greedy
 // continuation up to the first near-tie; with the plain attention path and the fused one.
+// INFERD_TEST_N_GPU_LAYERS=all|half|N runs the same with layers on a GPU (make gpu-check).
 #include "engine/context.h"
 #include "engine/model.h"
 #include "engine/reference-data.h"
@@ -15,13 +16,29 @@
 
 namespace {
 
-std::string reference_model_arch(const std::string & path) {
+std::string reference_model_arch(const std::string & path, uint64_t * n_layer = nullptr) {
     std::unique_ptr<gguf_file> f;
     gguf_open_options oo;
     oo.load_tensor_data = false;
     std::string arch;
-    if (gguf_file::open(path, oo, &f)) f->metadata().get_string("general.architecture", &arch);
+    if (gguf_file::open(path, oo, &f)) {
+        f->metadata().get_string("general.architecture", &arch);
+        if (n_layer) f->metadata().get_uint(arch + ".block_count", n_layer);
+    }
     return arch;
+}
+
+// Layers on a GPU, from INFERD_TEST_N_GPU_LAYERS (make gpu-check): "all", "half" or a number;
+// 0 (the CPU) when unset.
+int32_t test_n_gpu_layers(const std::string & path) {
+    const char * v = std::getenv("INFERD_TEST_N_GPU_LAYERS");
+    if (!v || !*v) return 0;
+    const std::string s(v);
+    if (s == "all") return -1;
+    uint64_t n_layer = 0;
+    reference_model_arch(path, &n_layer);
+    if (s == "half") return int32_t(n_layer / 2);
+    return std::atoi(v);
 }
 
 struct run_config {
@@ -36,8 +53,14 @@ void check_reference(const std::string & dir, const std::string & name, const st
     std::string err;
     ASSERT_TRUE(reference_load(dir, name, prompt, &ref, &err)) << err;
     const reference_tolerance tol = reference_tolerance_for(name);
-    std::unique_ptr<model> m = model::load(dir + "/models/" + name + ".gguf", model_params{});
+    const std::string path = dir + "/models/" + name + ".gguf";
+    model_params mp;
+    mp.n_gpu_layers = test_n_gpu_layers(path);
+    std::unique_ptr<model> m = model::load(path, mp);
     ASSERT_EQ(m->hparams().n_vocab, ref.n_vocab);
+    if (mp.n_gpu_layers != 0) {
+        ASSERT_FALSE(m->gpu_devices().empty()) << "INFERD_TEST_N_GPU_LAYERS is set but no GPU device holds layers";
+    }
     context_params cp;
     cp.n_ctx = 512;
     cp.n_threads = 2;
@@ -105,7 +128,10 @@ void check_all(const run_config & rc) {
     ASSERT_EQ(models.size(), 26u) << "expected the 26 shipped model files with logit references";
     const char * only = std::getenv("INFERD_TEST_MODELS");  // comma-separated names, for debugging
     for (const std::string & name : models) {
-        if (only && ("," + std::string(only) + ",").find("," + name + ",") == std::string::npos) continue;
+        if (only != nullptr) {
+            const std::string list = std::string(",") + only + ",";
+            if (list.find("," + name + ",") == std::string::npos) continue;
+        }
         const std::string arch = reference_model_arch(dir + "/models/" + name + ".gguf");
         if (!k_reference_archs.count(arch)) {
             std::printf("%-22s skipped: architecture '%s' is not supported\n", name.c_str(), arch.c_str());

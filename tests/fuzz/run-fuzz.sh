@@ -29,7 +29,7 @@ printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char *, unsigned lo
 clang++ -fsanitize=fuzzer,address,undefined "$probe_dir/p.cpp" -o "$probe_dir/p" >/dev/null 2>&1 ||
   skip "clang cannot link libFuzzer with ASan/UBSan (Debian package libclang-rt-dev missing?)"
 
-CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERD_FUZZ=ON \
+CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERD_FUZZ=ON -DINFERD_CUDA=OFF \
   -DINFERD_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build "$build" -j"$jobs" --target fuzz-gguf
 

@@ -27,7 +27,8 @@ struct block_model {
     ggml_backend_buffer_ptr buffer;
     ggml_tensor *attn_norm, *wq, *wk, *wv, *wo, *ffn_norm, *w_gate, *w_up, *w_down;
 
-    block_model() {
+    // Weights in a buffer of buft (the same values on every device).
+    explicit block_model(ggml_backend_buffer_type_i * buft = ggml_backend_cpu_buffer_type()) {
         using d = block_dims;
         ggml_init_params ip;
         ip.mem_size = 16 * ggml_tensor_overhead();
@@ -43,7 +44,7 @@ struct block_model {
         w_gate = ggml_new_tensor_2d(c, GGML_TYPE_BF16, d::n_embd, d::n_ff);
         w_up = ggml_new_tensor_2d(c, GGML_TYPE_BF16, d::n_embd, d::n_ff);
         w_down = ggml_new_tensor_2d(c, GGML_TYPE_F16, d::n_ff, d::n_embd);
-        buffer = ggml_backend_alloc_ctx_tensors(c, ggml_backend_cpu_buffer_type());
+        buffer = ggml_backend_alloc_ctx_tensors(c, buft);
         GGML_ASSERT(buffer);
         uint64_t seed = 9000;
         for (ggml_tensor * t = ggml_get_first_tensor(c); t; t = ggml_get_next_tensor(c, t)) {

@@ -1,5 +1,5 @@
-// tests/ggml/backend-ops-harness.h — runs one op case on every CPU path and compares it with
-// its double-precision reference.
+// tests/ggml/backend-ops-harness.h — runs one op case on every device (every CPU path, every
+// non-CPU device of the registry) and compares it with its double-precision reference.
 //
 // Usage:
 //   bops::op_case c;
@@ -9,14 +9,18 @@
 //   };
 //   c.ref = [](const bops::ref_args & r) { return bops::ref_binary(r.src[0], r.src[1], std::plus<>()); };
 //   c.max_nmse = 1e-12;
-//   bops::check_case(c);     // gtest failures name the case, the ISA and the thread count
+//   bops::check_case(c);     // gtest failures name the case and the device (ISA and threads)
 //
-// Every case runs on each (ISA path the CPU has) x (1, 3 threads) CPU backend, tensors placed
-// with ggml_backend_alloc_ctx_tensors; cases marked in_place run a second time with the
-// result sharing src[0]'s memory (what the graph allocator may do for those ops).
+// Every case runs on each (ISA path the CPU has) x (1, 3 threads) CPU backend and on every
+// non-CPU device of ggml_backend_registry_default() (test-devices.h), its tensors placed with
+// ggml_backend_alloc_ctx_tensors in that device's buffer type; cases marked in_place run a
+// second time with the result sharing src[0]'s memory (what the graph allocator may do for those
+// ops). A CPU must support every case; a case another device does not support (supports_op) is
+// skipped there and counted (skipped_on_devices(); INFERD_BACKEND_OPS_VERBOSE=1 names them).
 #pragma once
 
 #include "backend-ops-values.h"
+#include "test-devices.h"
 
 #include "ggml/cpu.h"
 
@@ -31,36 +35,20 @@
 
 namespace bops {
 
-// One CPU backend of the test matrix.
-struct backend_entry {
-    ggml_cpu_isa isa = ggml_cpu_isa::scalar;
-    int n_threads = 1;
-    ggml_backend_ptr backend;
-    std::string label;  // "isa=avx2 threads=3"
-};
+// One device of the test matrix: a CPU path (isa, n_threads) or a non-CPU device.
+using backend_entry = test_devices::entry;
 
-// Every (ISA path this CPU has) x (1, 3 threads), created once for the whole program.
+// Every (ISA path this CPU has) x (1, 3 threads), then every non-CPU device, created once for
+// the whole program.
 inline std::vector<backend_entry> & backends() {
-    static std::vector<backend_entry> list = [] {
-        std::vector<backend_entry> l;
-        const ggml_cpu_isa best = ggml_cpu_detect_features().best_isa();
-        for (ggml_cpu_isa isa : {ggml_cpu_isa::scalar, ggml_cpu_isa::avx2, ggml_cpu_isa::avx512}) {
-            if (static_cast<int>(isa) > static_cast<int>(best)) continue;
-            for (int n_threads : {1, 3}) {
-                ggml_cpu_backend_options opt;
-                opt.n_threads = n_threads;
-                opt.isa = isa;
-                backend_entry e;
-                e.isa = isa;
-                e.n_threads = n_threads;
-                e.backend = ggml_backend_cpu_init(opt);
-                e.label = std::string("isa=") + ggml_cpu_isa_name(isa) + " threads=" + std::to_string(n_threads);
-                l.push_back(std::move(e));
-            }
-        }
-        return l;
-    }();
+    static std::vector<backend_entry> list = test_devices::make_list({1, 3});
     return list;
+}
+
+// Cases skipped on a non-CPU device that does not support them, so far.
+inline int & skipped_on_devices() {
+    static int n = 0;
+    return n;
 }
 
 inline bool verbose() { return std::getenv("INFERD_BACKEND_OPS_VERBOSE") != nullptr; }
@@ -138,7 +126,7 @@ struct case_run {
     ggml_backend_buffer_ptr buffer;
 };
 
-inline case_run build_case(const op_case & c, bool in_place) {
+inline case_run build_case(const op_case & c, bool in_place, ggml_backend_buffer_type_i * buft) {
     case_run r;
     ggml_init_params ip;
     ip.mem_size = 256 * ggml_tensor_overhead() + ggml_graph_overhead();
@@ -150,7 +138,7 @@ inline case_run build_case(const op_case & c, bool in_place) {
     ggml_set_output(r.out);
     r.gf = ggml_new_graph(r.ctx.get());
     ggml_build_forward_expand(r.gf, r.out);
-    r.buffer = ggml_backend_alloc_ctx_tensors(r.ctx.get(), ggml_backend_cpu_buffer_type());
+    r.buffer = ggml_backend_alloc_ctx_tensors(r.ctx.get(), buft);
     GGML_ASSERT(r.buffer);
     if (in_place) {
         ggml_tensor * s0 = r.out->src[0];
@@ -222,15 +210,19 @@ inline void expect_outside_view_untouched(const ggml_tensor * out, const std::ve
     EXPECT_EQ(n_changed, 0) << where << ": bytes outside the destination view were written";
 }
 
-// Runs c on one backend (optionally in place) and checks it; ref is computed on first use.
-inline void run_case_on(const op_case & c, backend_entry & be, bool in_place, std::optional<dt> & ref) {
+// Runs c on one device (optionally in place) and checks it; ref is computed on first use.
+inline void run_case_on(const op_case & c, const backend_entry & be, bool in_place, std::optional<dt> & ref) {
     const std::string where = be.label + (in_place ? " in-place" : "");
-    case_run r = build_case(c, in_place);
-    const ggml_backend_device_i * dev = be.backend->device();
+    case_run r = build_case(c, in_place, be.buffer_type());
+    if (!be.is_cpu() && !be.supports_graph(r.gf)) {
+        ++skipped_on_devices();
+        if (verbose()) std::printf("[bops] %-70s %-22s not supported\n", c.name.c_str(), where.c_str());
+        return;
+    }
     for (int i = 0; i < ggml_graph_n_nodes(r.gf); ++i) {
         const ggml_tensor * node = ggml_graph_node(r.gf, i);
         if (!ggml_op_is_metadata(node->op)) {
-            EXPECT_TRUE(dev->supports_op(node)) << c.name << " | " << where << ": CPU does not support " << ggml_op_name(node->op);
+            EXPECT_TRUE(be.device->supports_op(node)) << c.name << " | " << where << ": CPU does not support " << ggml_op_name(node->op);
         }
     }
     ref_args args;
@@ -243,7 +235,7 @@ inline void run_case_on(const op_case & c, backend_entry & be, bool in_place, st
         snap.push_back(in.t == base || in.t->data == r.out->data ? std::vector<uint8_t>() : read_bytes(in.t));
     const std::vector<uint8_t> base_before = base ? read_bytes(base) : std::vector<uint8_t>();
 
-    const ggml_status st = be.backend->graph_compute(r.gf);
+    const ggml_status st = be.compute(r.gf);
     const ggml_status want = c.expect_failure ? GGML_STATUS_FAILED : GGML_STATUS_SUCCESS;
     EXPECT_EQ(st, want) << c.name << " | " << where << ": graph_compute returned " << ggml_status_to_string(st);
     for (size_t k = 0; k < snap.size(); ++k)
@@ -256,17 +248,17 @@ inline void run_case_on(const op_case & c, backend_entry & be, bool in_place, st
     expect_matches(c, *ref, r.out, where);
 }
 
-// Runs c on every backend of the matrix.
-inline void check_case(const op_case & c) {
+// Runs c on every device of the list (the whole matrix by default).
+inline void check_case(const op_case & c, const std::vector<backend_entry> & list = backends()) {
     std::optional<dt> ref;
-    for (backend_entry & be : backends()) {
+    for (const backend_entry & be : list) {
         run_case_on(c, be, false, ref);
         if (c.in_place) run_case_on(c, be, true, ref);
     }
 }
 
-inline void check_cases(const std::vector<op_case> & cases) {
-    for (const op_case & c : cases) check_case(c);
+inline void check_cases(const std::vector<op_case> & cases, const std::vector<backend_entry> & list = backends()) {
+    for (const op_case & c : cases) check_case(c, list);
 }
 
 }  // namespace bops

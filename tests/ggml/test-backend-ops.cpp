@@ -1,13 +1,17 @@
-// Every op of ggml/ggml.h on the CPU backend — each ISA path this CPU has (scalar, avx2,
-// avx512) with 1 and 3 threads — against a double-precision reference on random inputs:
-// odd sizes, views, permuted/transposed inputs, broadcasting, F32/F16/BF16. A failure names
-// the case (op, types, shapes), the ISA and the thread count. (MUL_MAT_ID with every weight
-// type: test-mul-mat-id.cpp; FLASH_ATTN_EXT: test-flash-attn.cpp.)
+// Every op of ggml/ggml.h on every device of the build — the CPU backend on each ISA path this
+// CPU has (scalar, avx2, avx512) with 1 and 3 threads, and every non-CPU device of
+// ggml_backend_registry_default() (a CUDA GPU where there is one; "no GPU device: <reason>" is
+// printed otherwise) — against a double-precision reference on random inputs: odd sizes, views,
+// permuted/transposed inputs, broadcasting, F32/F16/BF16. A failure names the case (op, types,
+// shapes) and the device (ISA and thread count). The scheduler tests' mock device, a non-CPU
+// device with its own memory and a deferred queue, checks that the harness's non-CPU path works.
+// (MUL_MAT_ID with every weight type: test-mul-mat-id.cpp; FLASH_ATTN_EXT: test-flash-attn.cpp.)
 //
-// Set INFERD_BACKEND_OPS_VERBOSE=1 to print the NMSE of every case and backend.
+// Set INFERD_BACKEND_OPS_VERBOSE=1 to print the NMSE of every case and device.
 
 #include "backend-ops-block.h"
 #include "backend-ops-cases-rows.h"
+#include "scheduler/mock-backend.h"
 
 #include "ggml/alloc.h"
 
@@ -19,14 +23,59 @@ namespace {
 
 using namespace bops;
 
-TEST(backend_ops, backends_cover_every_isa_path) {
+TEST(backend_ops, backends_cover_every_isa_path_and_every_device) {
     const ggml_cpu_isa best = ggml_cpu_detect_features().best_isa();
-    ASSERT_EQ(backends().size(), 2u * (static_cast<size_t>(best) + 1));
-    for (const backend_entry & be : backends()) {
+    const size_t n_cpu = 2u * (static_cast<size_t>(best) + 1);
+    const std::vector<ggml_backend_device_i *> gpus = test_devices::gpu_devices();
+    ASSERT_EQ(backends().size(), n_cpu + gpus.size());
+    for (size_t i = 0; i < backends().size(); ++i) {
+        const backend_entry & be = backends()[i];
         ASSERT_TRUE(be.backend) << be.label;
-        EXPECT_TRUE(ggml_backend_is_cpu(be.backend.get())) << be.label;
-        EXPECT_EQ(ggml_backend_cpu_get_isa(be.backend.get()), be.isa) << be.label;
+        EXPECT_EQ(be.backend->device(), be.device) << be.label;
+        if (i < n_cpu) {
+            EXPECT_TRUE(ggml_backend_is_cpu(be.backend.get())) << be.label;
+            EXPECT_EQ(ggml_backend_cpu_get_isa(be.backend.get()), be.isa) << be.label;
+        } else {
+            EXPECT_EQ(be.device, gpus[i - n_cpu]) << be.label;
+            EXPECT_FALSE(be.is_cpu()) << be.label;
+        }
     }
+}
+
+// The harness's non-CPU path, through the mock device: its own memory (the CPU may not read
+// it: every node and source must be placed there, or its graph_compute fails) and a deferred
+// queue (the result exists only once the harness has synchronized). Cases it does not support
+// are skipped, not failed.
+TEST(backend_ops, non_cpu_path_runs_cases_in_the_device_memory) {
+    mock_device dev("MOCKGPU");
+    dev.set_deferred(true);
+    std::vector<backend_entry> list;
+    list.push_back(test_devices::make_entry(&dev));
+    EXPECT_FALSE(list[0].is_cpu());
+    EXPECT_EQ(list[0].label, "MOCKGPU");
+    std::vector<op_case> cases = cases_binary(GGML_OP_ADD);
+    cases.resize(std::min<size_t>(cases.size(), 6));
+    for (const op_case & c : cases_soft_max()) {
+        if (cases.size() < 9) cases.push_back(c);
+    }
+    const std::vector<op_case> rows = cases_get_rows();
+    cases.insert(cases.end(), rows.begin(), rows.begin() + std::min<std::ptrdiff_t>(3, std::ssize(rows)));
+    const bool any_in_place = std::any_of(cases.begin(), cases.end(), [](const op_case & c) { return c.in_place; });
+    check_cases(cases, list);
+    EXPECT_TRUE(any_in_place);
+    EXPECT_GE(dev.count().graphs_computed, int64_t(cases.size()));
+    EXPECT_EQ(dev.count().foreign_reads, 0);
+    EXPECT_GT(dev.count().host_syncs, 0);
+
+    const int skipped = skipped_on_devices();
+    const int64_t computed = dev.count().graphs_computed;
+    dev.set_unsupported({GGML_OP_SOFT_MAX});
+    const std::vector<op_case> soft_max = cases_soft_max();
+    int runs = 0;  // one per case, two for in-place cases
+    for (const op_case & c : soft_max) runs += c.in_place ? 2 : 1;
+    check_cases(soft_max, list);
+    EXPECT_EQ(skipped_on_devices(), skipped + runs);
+    EXPECT_EQ(dev.count().graphs_computed, computed);
 }
 
 TEST(backend_ops, get_rows) { check_cases(cases_get_rows()); }
@@ -151,9 +200,10 @@ TEST(backend_ops_reference, rope_llama3_freq_factors) {
 struct block_result {
     std::vector<uint8_t> bytes;
     dt value;
+    bool unsupported = false;  // a non-CPU device that does not run every node
 };
 
-block_result block_run(backend_entry & be, const block_model & m, bool use_gallocr, dt * ref) {
+block_result block_run(const backend_entry & be, const block_model & m, bool use_gallocr, dt * ref) {
     ggml_init_params ip;
     ip.mem_size = 128 * ggml_tensor_overhead() + ggml_graph_overhead();
     ip.no_alloc = true;
@@ -161,50 +211,76 @@ block_result block_run(backend_entry & be, const block_model & m, bool use_gallo
     const block_io io = block_build(ctx.get(), m);
     ggml_cgraph * gf = ggml_new_graph(ctx.get());
     ggml_build_forward_expand(gf, io.out);
-    ggml_gallocr galloc(ggml_backend_cpu_buffer_type());
+    if (!be.is_cpu() && !be.supports_graph(gf)) return {{}, {}, true};
+    ggml_gallocr galloc(be.buffer_type());
     ggml_backend_buffer_ptr buffer;
     if (use_gallocr) {
         // the comparison only means something when the allocator shares memory
-        const ggml_galloc_plan plan = ggml_galloc_plan_graph(gf, ggml_backend_cpu_buffer_type());
+        const ggml_galloc_plan plan = ggml_galloc_plan_graph(gf, be.buffer_type());
         EXPECT_LT(plan.peak, plan.naive) << be.label << ": the allocator reused no memory";
         EXPECT_TRUE(std::any_of(plan.entries.begin(), plan.entries.end(), [](const auto & e) { return e.in_place; }))
             << be.label << ": the allocator computed nothing in place";
         EXPECT_TRUE(galloc.reserve(gf)) << be.label;
         EXPECT_TRUE(galloc.alloc_graph(gf)) << be.label;
     } else {
-        buffer = ggml_backend_alloc_ctx_tensors(ctx.get(), ggml_backend_cpu_buffer_type());
+        buffer = ggml_backend_alloc_ctx_tensors(ctx.get(), be.buffer_type());
         EXPECT_TRUE(buffer) << be.label;
     }
     const block_inputs in;
     in.set(io);
     if (ref) *ref = block_reference(m, read_tensor(io.x), read_tensor(io.pos), read_tensor(io.mask));
-    EXPECT_EQ(be.backend->graph_compute(gf), GGML_STATUS_SUCCESS) << be.label;
+    EXPECT_EQ(be.compute(gf), GGML_STATUS_SUCCESS) << be.label;
     block_result r{read_bytes(io.out), read_tensor(io.out)};
     if (use_gallocr) {  // the same graph again, placed again: the same result
         EXPECT_TRUE(galloc.alloc_graph(gf)) << be.label;
         in.set(io);
-        EXPECT_EQ(be.backend->graph_compute(gf), GGML_STATUS_SUCCESS) << be.label;
+        EXPECT_EQ(be.compute(gf), GGML_STATUS_SUCCESS) << be.label;
         EXPECT_TRUE(read_bytes(io.out) == r.bytes) << be.label << ": second run through the allocator differs";
     }
     return r;
 }
 
-TEST(backend_ops, transformer_block_gallocr_matches_separate_allocation) {
-    const block_model m;
-    dt ref;
+// A block's nodes on one device (the CPU, or all of them on a non-CPU device that runs them).
+void check_block_on(const backend_entry & be, const block_model & m, dt & ref) {
     op_case cmp;  // comparison settings: BF16 FFN weights dominate the rounding error
     cmp.name = "mini transformer block";
     cmp.max_nmse = 5e-5;
-    for (backend_entry & be : backends()) {
-        const block_result separate = block_run(be, m, false, ref.v.empty() ? &ref : nullptr);
-        const block_result pooled = block_run(be, m, true, nullptr);
-        EXPECT_TRUE(separate.bytes == pooled.bytes) << be.label << ": graph allocator result differs from separate allocation";
-        ASSERT_EQ(separate.value.ne, ref.ne);
-        const compare_stats s = compare_values(cmp, ref, separate.value, GGML_TYPE_F32);
-        if (verbose()) std::printf("[bops] %-70s %-22s nmse=%.3e\n", cmp.name.c_str(), be.label.c_str(), s.nmse);
-        EXPECT_EQ(s.n_nonfinite, 0) << be.label;
-        EXPECT_LE(s.nmse, cmp.max_nmse) << be.label << ": block differs from the double reference";
+    const block_result separate = block_run(be, m, false, ref.v.empty() ? &ref : nullptr);
+    if (separate.unsupported) {
+        ++skipped_on_devices();
+        return;
     }
+    const block_result pooled = block_run(be, m, true, nullptr);
+    EXPECT_TRUE(separate.bytes == pooled.bytes) << be.label << ": graph allocator result differs from separate allocation";
+    ASSERT_EQ(separate.value.ne, ref.ne);
+    const compare_stats s = compare_values(cmp, ref, separate.value, GGML_TYPE_F32);
+    if (verbose()) std::printf("[bops] %-70s %-22s nmse=%.3e\n", cmp.name.c_str(), be.label.c_str(), s.nmse);
+    EXPECT_EQ(s.n_nonfinite, 0) << be.label;
+    EXPECT_LE(s.nmse, cmp.max_nmse) << be.label << ": block differs from the double reference";
+}
+
+TEST(backend_ops, transformer_block_gallocr_matches_separate_allocation) {
+    const block_model m;
+    dt ref;
+    for (const backend_entry & be : backends()) {
+        if (be.is_cpu()) {
+            check_block_on(be, m, ref);
+            continue;
+        }
+        const block_model on_device(be.buffer_type());  // the same weights in the device's memory
+        check_block_on(be, on_device, ref);
+    }
+}
+
+TEST(backend_ops, transformer_block_on_a_non_cpu_device) {
+    mock_device dev("MOCKGPU");
+    dev.set_deferred(true);
+    const backend_entry be = test_devices::make_entry(&dev);
+    const block_model m(be.buffer_type());
+    dt ref;
+    check_block_on(be, m, ref);
+    EXPECT_GT(dev.count().graphs_computed, 0);
+    EXPECT_EQ(dev.count().foreign_reads, 0);
 }
 
 }  // namespace

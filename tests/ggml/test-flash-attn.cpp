@@ -1,11 +1,12 @@
-// FLASH_ATTN_EXT on the CPU backend — every ISA path this CPU has (scalar, avx2, avx512) with 1,
-// 2 and 3 threads — against a naive double-precision reference (full scores, softmax, weighted
-// sum) computed from the K/V values as stored (F16 and Q8_0 decoded here, independently of the
-// library). Cases cover head sizes 64/128/40 (and Dv != D), 1..1000 cells, 1..64 query rows,
-// grouped-query attention (n_head 8 over 8, 4 or 1 kv heads), masks (none, F32, F16; random,
-// causal, causal within a sliding window, fully masked rows, a visible prefix only), q as a
-// contiguous, permuted or transposed
-// tensor, and K/V as tensors of their own or strided views into a bigger KV-cache tensor.
+// FLASH_ATTN_EXT on every device — the CPU backend on every ISA path this CPU has (scalar, avx2,
+// avx512) with 1, 2 and 3 threads, and every non-CPU device of the registry (test-devices.h;
+// "no GPU device: <reason>" otherwise) — against a naive double-precision reference (full
+// scores, softmax, weighted sum) computed from the K/V values as stored (F16 and Q8_0 decoded
+// here, independently of the library). Cases cover head sizes 64/128/40 (and Dv != D), 1..1000
+// cells, 1..64 query rows, grouped-query attention (n_head 8 over 8, 4 or 1 kv heads), masks
+// (none, F32, F16; random, causal, causal within a sliding window, fully masked rows, a visible
+// prefix only), q as a contiguous, permuted or transposed tensor, and K/V as tensors of their
+// own or strided views into a bigger KV-cache tensor.
 //
 // INFERD_FLASH_ATTN_VERBOSE=1 prints the relative error of every case and backend.
 //
@@ -18,6 +19,7 @@
 // Bound: max |result - reference| <= 1e-5 * max |reference| per case (F32 arithmetic), and
 // rows that see no cell must be exactly zero.
 #include "backend-ops-values.h"
+#include "test-devices.h"
 
 #include "ggml/alloc.h"
 #include "ggml/cpu.h"
@@ -68,29 +70,12 @@ struct fa_case {
     }
 };
 
-// ---- the CPU backends under test ----
+// ---- the devices under test ----
 
-struct backend_entry {
-    ggml_backend_ptr backend;
-    std::string label;
-};
+using backend_entry = test_devices::entry;
 
 std::vector<backend_entry> & backends() {
-    static std::vector<backend_entry> list = [] {
-        std::vector<backend_entry> l;
-        const ggml_cpu_isa best = ggml_cpu_detect_features().best_isa();
-        for (ggml_cpu_isa isa : {ggml_cpu_isa::scalar, ggml_cpu_isa::avx2, ggml_cpu_isa::avx512}) {
-            if (static_cast<int>(isa) > static_cast<int>(best)) continue;
-            for (int n_threads : {1, 2, 3}) {
-                ggml_cpu_backend_options opt;
-                opt.n_threads = n_threads;
-                opt.isa = isa;
-                l.push_back({ggml_backend_cpu_init(opt),
-                             std::string("isa=") + ggml_cpu_isa_name(isa) + " threads=" + std::to_string(n_threads)});
-            }
-        }
-        return l;
-    }();
+    static std::vector<backend_entry> list = test_devices::make_list({1, 2, 3});
     return list;
 }
 
@@ -284,10 +269,14 @@ void check_case(const fa_case & c) {
     for (double x : ref) ref_max = std::max(ref_max, std::fabs(x));
     std::vector<float> got(ref.size());
     for (backend_entry & be : backends()) {
-        EXPECT_TRUE(be.backend->device()->supports_op(s.out)) << be.label;
+        if (!be.is_cpu()) {
+            s.buf = test_devices::move_ctx_tensors(s.ctx.get(), be.buffer_type());
+            if (!be.device->supports_op(s.out)) continue;  // a device may lack a K/V type or head size
+        }
+        EXPECT_TRUE(be.device->supports_op(s.out)) << be.label;
         std::vector<float> poison(got.size(), NAN);
         ggml_backend_tensor_set(s.out, poison.data(), 0, poison.size() * sizeof(float));
-        ASSERT_EQ(be.backend->graph_compute(s.gf), GGML_STATUS_SUCCESS) << be.label;
+        ASSERT_EQ(be.compute(s.gf), GGML_STATUS_SUCCESS) << be.label;
         ggml_backend_tensor_get(s.out, got.data(), 0, got.size() * sizeof(float));
         double err = 0.0;
         int64_t n_bad = 0;
@@ -494,7 +483,9 @@ TEST(flash_attn, fully_masked) {
     bops::write_tensor(s.mask, all_inf);
     std::vector<float> got(static_cast<size_t>(ggml_nelements(s.out)));
     for (backend_entry & be : backends()) {
-        ASSERT_EQ(be.backend->graph_compute(s.gf), GGML_STATUS_SUCCESS) << be.label;
+        if (!be.is_cpu()) s.buf = test_devices::move_ctx_tensors(s.ctx.get(), be.buffer_type());
+        if (!be.supports_graph(s.gf)) continue;  // never the CPU
+        ASSERT_EQ(be.compute(s.gf), GGML_STATUS_SUCCESS) << be.label;
         ggml_backend_tensor_get(s.out, got.data(), 0, got.size() * sizeof(float));
         EXPECT_TRUE(std::all_of(got.begin(), got.end(), [](float x) { return x == 0.0f; })) << be.label;
     }
@@ -527,20 +518,26 @@ TEST(flash_attn, equals_unfused_attention_in_a_graph) {
     ggml_cgraph * gf = ggml_new_graph(c);
     ggml_build_forward_expand(gf, unfused);
     ggml_build_forward_expand(gf, fused);
-    ggml_gallocr galloc(ggml_backend_cpu_buffer_type());
-    ASSERT_TRUE(galloc.alloc_graph(gf));
+    std::vector<std::vector<double>> inputs;
     rng r(700);
     for (ggml_tensor * t : {q, k, v}) {
-        std::vector<double> x(static_cast<size_t>(ggml_nelements(t)));
-        for (double & e : x) e = static_cast<float>(r.uniform(-2, 2));
-        bops::write_tensor(t, x);
+        inputs.emplace_back(static_cast<size_t>(ggml_nelements(t)));
+        for (double & e : inputs.back()) e = static_cast<float>(r.uniform(-2, 2));
     }
-    std::vector<double> m(static_cast<size_t>(n_tok * n_tok));
+    inputs.emplace_back(static_cast<size_t>(n_tok * n_tok));
     for (int64_t i = 0; i < n_tok; ++i)
-        for (int64_t j = 0; j < n_tok; ++j) m[static_cast<size_t>(i * n_tok + j)] = j <= i ? 0.0 : -INFINITY;
-    bops::write_tensor(mask, m);
+        for (int64_t j = 0; j < n_tok; ++j) inputs.back()[static_cast<size_t>(i * n_tok + j)] = j <= i ? 0.0 : -INFINITY;
     for (backend_entry & be : backends()) {
-        ASSERT_EQ(be.backend->graph_compute(gf), GGML_STATUS_SUCCESS) << be.label;
+        if (!be.is_cpu() && !be.supports_graph(gf)) continue;
+        for (ggml_tensor * t = ggml_get_first_tensor(c); t; t = ggml_get_next_tensor(c, t)) {
+            t->data = nullptr;  // placed anew in this device's memory
+            t->buffer = nullptr;
+        }
+        ggml_gallocr galloc(be.buffer_type());
+        ASSERT_TRUE(galloc.alloc_graph(gf)) << be.label;
+        ggml_tensor * const in[] = {q, k, v, mask};
+        for (size_t i = 0; i < 4; ++i) bops::write_tensor(in[i], inputs[i]);
+        ASSERT_EQ(be.compute(gf), GGML_STATUS_SUCCESS) << be.label;
         const bops::dt a = bops::read_tensor(unfused), b = bops::read_tensor(fused);
         ASSERT_EQ(a.ne, b.ne);
         double err = 0.0, big = 0.0;
@@ -573,10 +570,10 @@ TEST(flash_attn, builder_records_op) {
     EXPECT_EQ(r->src[1], k);
     EXPECT_EQ(r->src[2], v);
     EXPECT_EQ(r->src[3], m);
-    EXPECT_EQ(ggml_get_op_param<float>(r, 0), 0.5f);
-    EXPECT_EQ(ggml_get_op_param<float>(r, 1), 0.0f);  // no soft-cap
+    EXPECT_EQ(ggml_get_flash_attn_scale(r), 0.5f);
+    EXPECT_EQ(ggml_get_flash_attn_softcap(r), 0.0f);  // no soft-cap
     EXPECT_FALSE(ggml_op_is_metadata(r->op));
-    EXPECT_EQ(ggml_get_op_param<float>(ggml_flash_attn_ext(ctx.get(), q, k, v, m, 0.5f, 30.0f), 1), 30.0f);
+    EXPECT_EQ(ggml_get_flash_attn_softcap(ggml_flash_attn_ext(ctx.get(), q, k, v, m, 0.5f, 30.0f)), 30.0f);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
-// MUL_MAT_ID (mixture of experts) on the CPU backend: every weight type of the MUL_MAT kernel
+// MUL_MAT_ID (mixture of experts) on every device: every weight type of the MUL_MAT kernel
 // tables (F32, F16, BF16 and the quantized types; entries added to the tables are picked up by
-// themselves), every ISA path this CPU has with 1, 2 and 3 threads, against a double-precision
-// reference from the weights as stored (decoded by the type traits) and the F32 activations.
+// themselves), every ISA path this CPU has with 1, 2 and 3 threads and every non-CPU device of
+// the registry (test-devices.h), against a double-precision reference from the weights as
+// stored (decoded by the type traits) and the F32 activations.
 //
 // Routings: a decode step (one token, 4 of 8 experts), tokens routed unevenly with an expert
 // no token chose, a token choosing one expert twice, n_b == 1 and n_b == n_used, one slot per
@@ -18,6 +19,8 @@
 // top_k, sum_rows, div, three mul_mat_id, swiglu, mul) placed by the graph allocator, against
 // the block in double (INFERD_MOE_VERBOSE=1 prints its NMSE per backend).
 #include "cpu/mul-mat.h"
+#include "test-devices.h"
+
 #include "ggml/alloc.h"
 #include "ggml/backend.h"
 #include "ggml/cpu.h"
@@ -72,27 +75,10 @@ double nmse_bound(ggml_type t) {
     }
 }
 
-struct backend_entry {
-    ggml_backend_ptr backend;
-    std::string label;
-};
+using backend_entry = test_devices::entry;
 
 std::vector<backend_entry> & backends() {
-    static std::vector<backend_entry> list = [] {
-        std::vector<backend_entry> l;
-        const ggml_cpu_isa best = ggml_cpu_detect_features().best_isa();
-        for (ggml_cpu_isa isa : {ggml_cpu_isa::scalar, ggml_cpu_isa::avx2, ggml_cpu_isa::avx512}) {
-            if (int(isa) > int(best)) continue;
-            for (int n_threads : {1, 2, 3}) {
-                ggml_cpu_backend_options opt;
-                opt.n_threads = n_threads;
-                opt.isa = isa;
-                l.push_back({ggml_backend_cpu_init(opt),
-                             std::string("isa=") + ggml_cpu_isa_name(isa) + " threads=" + std::to_string(n_threads)});
-            }
-        }
-        return l;
-    }();
+    static std::vector<backend_entry> list = test_devices::make_list({1, 2, 3});
     return list;
 }
 
@@ -271,10 +257,14 @@ void check_case(const moe_case & c, ggml_type type, uint64_t seed) {
     const std::vector<double> ref = reference(c, s);
     std::vector<float> got(ref.size());
     for (backend_entry & be : backends()) {
-        ASSERT_TRUE(be.backend->device()->supports_op(s.out)) << be.label;
+        if (!be.is_cpu()) {
+            s.buf = test_devices::move_ctx_tensors(s.ctx.get(), be.buffer_type());
+            if (!be.device->supports_op(s.out)) continue;  // a device may lack a weight type
+        }
+        ASSERT_TRUE(be.device->supports_op(s.out)) << be.label;
         std::vector<float> poison(got.size(), std::nanf(""));
         ggml_backend_tensor_set(s.out, poison.data(), 0, poison.size() * sizeof(float));
-        ASSERT_EQ(be.backend->graph_compute(s.gf), GGML_STATUS_SUCCESS) << be.label;
+        ASSERT_EQ(be.compute(s.gf), GGML_STATUS_SUCCESS) << be.label;
         ggml_backend_tensor_get(s.out, got.data(), 0, got.size() * sizeof(float));
         double err = 0.0, norm = 0.0;
         int64_t n_bad = 0;
@@ -357,15 +347,18 @@ TEST(mul_mat_id, ids_out_of_range_fail) {
             const std::vector<float> poison(size_t(ggml_nelements(s.out)), 7.5f);
             std::vector<float> got(poison.size());
             for (backend_entry & be : backends()) {
+                if (!be.is_cpu()) s.buf = test_devices::move_ctx_tensors(s.ctx.get(), be.buffer_type());
+                if (!be.supports_graph(s.gf)) continue;  // never the CPU (checked above)
                 ggml_backend_tensor_set(s.out, poison.data(), 0, poison.size() * sizeof(float));
-                EXPECT_EQ(be.backend->graph_compute(s.gf), GGML_STATUS_FAILED) << be.label;
+                EXPECT_EQ(be.compute(s.gf), GGML_STATUS_FAILED) << be.label;
                 ggml_backend_tensor_get(s.out, got.data(), 0, got.size() * sizeof(float));
                 EXPECT_TRUE(got == poison) << be.label << ": dst written although the ids are bad";
             }
             const int32_t good = 6;
             ggml_backend_tensor_set(s.ids, &good, 7 * sizeof(int32_t), sizeof(int32_t));
             for (backend_entry & be : backends()) {
-                EXPECT_EQ(be.backend->graph_compute(s.gf), GGML_STATUS_SUCCESS) << be.label;
+                if (!be.supports_graph(s.gf)) continue;
+                EXPECT_EQ(be.compute(s.gf), GGML_STATUS_SUCCESS) << be.label;
             }
         }
     }
@@ -385,7 +378,7 @@ TEST(mul_mat_id, supports_op_and_builder) {
     EXPECT_EQ(out->ne[0], 32);
     EXPECT_EQ(out->ne[1], 2);
     EXPECT_EQ(out->ne[2], 5);
-    const ggml_backend_device_i * dev = backends().front().backend->device();
+    const ggml_backend_device_i * dev = backends().front().device;  // a CPU path
     EXPECT_TRUE(dev->supports_op(out));
     ggml_tensor * as8 = ggml_new_tensor_3d(ctx.get(), GGML_TYPE_Q8_1, 256, 32, 8);  // an activation type
     EXPECT_FALSE(dev->supports_op(ggml_mul_mat_id(ctx.get(), as8, b, ids)));
@@ -410,7 +403,7 @@ struct ffn_model {
     ggml_tensor *router = nullptr, *up = nullptr, *gate = nullptr, *down = nullptr;
     std::vector<float> r, u, g, d;  // stored values, row-major as the tensors
 
-    ffn_model(ggml_type t, uint64_t seed) {
+    ffn_model(ggml_type t, uint64_t seed, ggml_backend_buffer_type_i * buft = ggml_backend_cpu_buffer_type()) {
         using fd = ffn_dims;
         ggml_init_params ip;
         ip.mem_size = 8 * ggml_tensor_overhead();
@@ -420,7 +413,7 @@ struct ffn_model {
         up = ggml_new_tensor_3d(ctx.get(), t, fd::k, fd::f, fd::n_expert);
         gate = ggml_new_tensor_3d(ctx.get(), t, fd::k, fd::f, fd::n_expert);
         down = ggml_new_tensor_3d(ctx.get(), t, fd::f, fd::k, fd::n_expert);
-        buf = ggml_backend_alloc_ctx_tensors(ctx.get(), ggml_backend_cpu_buffer_type());
+        buf = ggml_backend_alloc_ctx_tensors(ctx.get(), buft);
         GGML_ASSERT(buf);
         rng gen{seed};
         auto fill = [&](ggml_tensor * w, std::vector<float> & stored, double scale) {
@@ -508,41 +501,55 @@ std::vector<double> ffn_reference(const ffn_model & m, const std::vector<float> 
     return out;
 }
 
+// The block on one device, its graph placed by that device's graph allocator; m's weights live
+// in the device's memory.
+void check_moe_block_on(const backend_entry & be, const ffn_model & m, ggml_type t, int64_t n_t, uint64_t seed) {
+    SCOPED_TRACE(std::string(ggml_type_name(t)) + " tokens=" + std::to_string(n_t) + " " + be.label);
+    ggml_init_params ip;
+    ip.mem_size = 64 * ggml_tensor_overhead() + ggml_graph_overhead();
+    ip.no_alloc = true;
+    ggml_context_ptr ctx(ggml_init(ip));
+    const ffn_graph fg = ffn_build(ctx.get(), m, n_t);
+    if (!be.is_cpu() && !be.supports_graph(fg.gf)) return;
+    ggml_gallocr galloc(be.buffer_type());
+    ASSERT_TRUE(galloc.alloc_graph(fg.gf));
+    rng gen{seed};
+    std::vector<float> x(size_t(n_t * ffn_dims::k));
+    for (float & v : x) v = float(gen.uniform());
+    std::vector<int32_t> ids_ref;
+    const std::vector<double> ref = ffn_reference(m, x, n_t, ids_ref);
+    std::vector<int32_t> ids(ids_ref.size());
+    std::vector<float> got(ref.size());
+    ggml_backend_tensor_set(fg.x, x.data(), 0, x.size() * sizeof(float));
+    ASSERT_EQ(be.compute(fg.gf), GGML_STATUS_SUCCESS);
+    ggml_backend_tensor_get(fg.ids, ids.data(), 0, ids.size() * sizeof(int32_t));
+    EXPECT_EQ(ids, ids_ref);
+    ggml_backend_tensor_get(fg.out, got.data(), 0, got.size() * sizeof(float));
+    double err = 0.0, norm = 0.0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+        err += (got[i] - ref[i]) * (got[i] - ref[i]);
+        norm += ref[i] * ref[i];
+    }
+    EXPECT_LE(err / norm, t == GGML_TYPE_F32 ? 1e-8 : 1e-3);  // two 8-bit activations
+    if (std::getenv("INFERD_MOE_VERBOSE")) {
+        std::printf("[moe] %s %s nmse %.3e\n", ggml_type_name(t), be.label.c_str(), err / norm);
+    }
+}
+
 TEST(mul_mat_id, moe_block_through_the_graph_allocator) {
     static_assert(ffn_dims::n_used == 2, "the reference normalises over two slots");
     uint64_t seed = 500;
     for (ggml_type t : {GGML_TYPE_F32, GGML_TYPE_Q8_0, GGML_TYPE_Q4_K}) {
-        const ffn_model m(t, seed++);
+        const uint64_t model_seed = seed++;
+        const ffn_model m(t, model_seed);
         for (int64_t n_t : {1, 24}) {
-            SCOPED_TRACE(std::string(ggml_type_name(t)) + " tokens=" + std::to_string(n_t));
-            ggml_init_params ip;
-            ip.mem_size = 64 * ggml_tensor_overhead() + ggml_graph_overhead();
-            ip.no_alloc = true;
-            ggml_context_ptr ctx(ggml_init(ip));
-            const ffn_graph fg = ffn_build(ctx.get(), m, n_t);
-            ggml_gallocr galloc(ggml_backend_cpu_buffer_type());
-            ASSERT_TRUE(galloc.alloc_graph(fg.gf));
-            rng gen{seed++};
-            std::vector<float> x(size_t(n_t * ffn_dims::k));
-            for (float & v : x) v = float(gen.uniform());
-            std::vector<int32_t> ids_ref;
-            const std::vector<double> ref = ffn_reference(m, x, n_t, ids_ref);
-            std::vector<int32_t> ids(ids_ref.size());
-            std::vector<float> got(ref.size());
-            for (backend_entry & be : backends()) {
-                ggml_backend_tensor_set(fg.x, x.data(), 0, x.size() * sizeof(float));
-                ASSERT_EQ(be.backend->graph_compute(fg.gf), GGML_STATUS_SUCCESS) << be.label;
-                ggml_backend_tensor_get(fg.ids, ids.data(), 0, ids.size() * sizeof(int32_t));
-                EXPECT_EQ(ids, ids_ref) << be.label;
-                ggml_backend_tensor_get(fg.out, got.data(), 0, got.size() * sizeof(float));
-                double err = 0.0, norm = 0.0;
-                for (size_t i = 0; i < ref.size(); ++i) {
-                    err += (got[i] - ref[i]) * (got[i] - ref[i]);
-                    norm += ref[i] * ref[i];
-                }
-                EXPECT_LE(err / norm, t == GGML_TYPE_F32 ? 1e-8 : 1e-3) << be.label;  // two 8-bit activations
-                if (std::getenv("INFERD_MOE_VERBOSE")) {
-                    std::printf("[moe] %s %s nmse %.3e\n", ggml_type_name(t), be.label.c_str(), err / norm);
+            const uint64_t input_seed = seed++;
+            for (const backend_entry & be : backends()) {
+                if (be.is_cpu()) {
+                    check_moe_block_on(be, m, t, n_t, input_seed);
+                } else {
+                    const ffn_model on_device(t, model_seed, be.buffer_type());  // the same weights there
+                    check_moe_block_on(be, on_device, t, n_t, input_seed);
                 }
             }
         }

@@ -2,10 +2,13 @@
 // weight type (F32, F16, BF16) against a double-precision reference, on odd sizes, broadcast
 // batches and non-contiguous operands. Two levels:
 //   - the kernels of mul-mat.h called directly (dot kernel, GEMM on hand-built B panels);
-//   - whole graphs with one MUL_MAT on CPU backends capped to each ISA, 1 to 3 threads.
+//   - whole graphs with one MUL_MAT on CPU backends capped to each ISA, 1 to 3 threads, and on
+//     every non-CPU device of the registry (test-devices.h; "no GPU device: <reason>" otherwise).
 // Error measure: NMSE = sum((y - ref)^2) / sum(ref^2), inputs uniform in [-1, 1]; bounds
 // F32 1e-8, F16 1e-6, BF16 5e-5 (the activations may be rounded to BF16 for BF16 weights).
 #include "cpu/mul-mat.h"
+#include "test-devices.h"
+
 #include "ggml/backend.h"
 #include "ggml/cpu.h"
 #include "ggml/ggml.h"
@@ -293,29 +296,12 @@ TEST(MulMatKernels, GemmMatchesReference) {
     }
 }
 
-// ---- whole graphs on CPU backends ----
+// ---- whole graphs on every device ----
 
-struct backend_entry {
-    ggml_cpu_isa isa;
-    int n_threads;
-    ggml_backend_ptr backend;
-};
+using backend_entry = test_devices::entry;
 
 std::vector<backend_entry> & backends() {
-    static std::vector<backend_entry> list = [] {
-        std::vector<backend_entry> l;
-        const ggml_cpu_isa best = ggml_cpu_detect_features().best_isa();
-        for (ggml_cpu_isa isa : {ggml_cpu_isa::scalar, ggml_cpu_isa::avx2, ggml_cpu_isa::avx512}) {
-            if (int(isa) > int(best)) continue;
-            for (int n_threads : {1, 2, 3}) {
-                ggml_cpu_backend_options opt;
-                opt.n_threads = n_threads;
-                opt.isa = isa;
-                l.push_back({isa, n_threads, ggml_backend_cpu_init(opt)});
-            }
-        }
-        return l;
-    }();
+    static std::vector<backend_entry> list = test_devices::make_list({1, 2, 3});
     return list;
 }
 
@@ -382,13 +368,18 @@ void run_case(const mm_case & c, uint64_t seed) {
                 }
     std::vector<float> out(ref.size());
     for (backend_entry & be : backends()) {
+        if (!be.is_cpu()) buf = test_devices::move_ctx_tensors(ctx.get(), be.buffer_type());
+        if (!be.supports_graph(gf)) {
+            EXPECT_FALSE(be.is_cpu()) << be.label;
+            continue;
+        }
         std::fill(out.begin(), out.end(), std::nanf(""));
         ggml_backend_tensor_set(y, out.data(), 0, out.size() * sizeof(float));
-        ASSERT_EQ(be.backend->graph_compute(gf), GGML_STATUS_SUCCESS);
+        ASSERT_EQ(be.compute(gf), GGML_STATUS_SUCCESS) << be.label;
         ggml_backend_tensor_get(y, out.data(), 0, out.size() * sizeof(float));
         nmse_acc e;
         for (size_t i = 0; i < ref.size(); ++i) e.add(out[i], ref[i]);
-        EXPECT_LE(e.value(), nmse_bound(c.ta)) << "isa=" << ggml_cpu_isa_name(be.isa) << " threads=" << be.n_threads;
+        EXPECT_LE(e.value(), nmse_bound(c.ta)) << be.label;
     }
 }
 

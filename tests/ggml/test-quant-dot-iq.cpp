@@ -9,11 +9,13 @@
 //     x 23 columns (the 16-row interleaved mat-mat), k long enough for the kernels' chunking of k,
 //     and k = 0;
 //   - tables: the type index and every path's entries (partner type, kernel, quantizer);
-//   - graphs: CPU backends capped to each ISA, 1 and 3 threads, against a double reference from
-//     the dequantized weights and the F32 activations (NMSE bound: the 8-bit activations
-//     dominate it).
+//   - graphs: CPU backends capped to each ISA, 1 and 3 threads, and every non-CPU device of the
+//     registry (test-devices.h), against a double reference from the dequantized weights and
+//     the F32 activations (NMSE bound: the 8-bit activations dominate it).
 #include "cpu/mul-mat.h"
 #include "cpu/quant-dot.h"
+#include "test-devices.h"
+
 #include "ggml/backend.h"
 #include "ggml/cpu.h"
 #include "ggml/ggml.h"
@@ -334,26 +336,10 @@ TEST(QuantDotIq, TablesHoldTheTypes) {
 
 // ---- whole MUL_MAT graphs ----
 
-struct backend_entry {
-    ggml_cpu_isa isa;
-    int n_threads;
-    ggml_backend_ptr backend;
-};
+using backend_entry = test_devices::entry;
 
 std::vector<backend_entry> & backends() {
-    static std::vector<backend_entry> list = [] {
-        std::vector<backend_entry> l;
-        for (ggml_cpu_isa isa : {ggml_cpu_isa::scalar, ggml_cpu_isa::avx2, ggml_cpu_isa::avx512}) {
-            if (int(isa) > best_isa()) continue;
-            for (int n_threads : {1, 3}) {
-                ggml_cpu_backend_options opt;
-                opt.n_threads = n_threads;
-                opt.isa = isa;
-                l.push_back({isa, n_threads, ggml_backend_cpu_init(opt)});
-            }
-        }
-        return l;
-    }();
+    static std::vector<backend_entry> list = test_devices::make_list({1, 3});
     return list;
 }
 
@@ -407,9 +393,14 @@ void run_graph_case(const graph_case & c, rng & g) {
             }
     std::vector<float> out(ref.size());
     for (backend_entry & be : backends()) {
+        if (!be.is_cpu()) buf = test_devices::move_ctx_tensors(ctx.get(), be.buffer_type());
+        if (!be.supports_graph(gf)) {
+            EXPECT_FALSE(be.is_cpu()) << be.label;
+            continue;
+        }
         std::fill(out.begin(), out.end(), std::nanf(""));
         ggml_backend_tensor_set(y, out.data(), 0, out.size() * sizeof(float));
-        ASSERT_EQ(be.backend->graph_compute(gf), GGML_STATUS_SUCCESS);
+        ASSERT_EQ(be.compute(gf), GGML_STATUS_SUCCESS) << be.label;
         ggml_backend_tensor_get(y, out.data(), 0, out.size() * sizeof(float));
         double err = 0.0, norm = 0.0;
         for (size_t i = 0; i < ref.size(); ++i) {
@@ -417,7 +408,7 @@ void run_graph_case(const graph_case & c, rng & g) {
             norm += ref[i] * ref[i];
         }
         // the 8-bit quantization of the activations: ~2e-5 for uniform values
-        EXPECT_LE(err / norm, 1e-4) << "isa=" << ggml_cpu_isa_name(be.isa) << " threads=" << be.n_threads;
+        EXPECT_LE(err / norm, 1e-4) << be.label;
     }
 }
 

@@ -1,6 +1,9 @@
 // get_rows from quantized matrices (quantized token embeddings) and set_rows into quantized
-// rows (a Q8_0 KV cache), through the CPU backend on every ISA path: results must equal the
-// type's own dequantization / reference quantization exactly.
+// rows (a Q8_0 KV cache), through the CPU backend on every ISA path and every non-CPU device of
+// the registry (test-devices.h): results must equal the type's own dequantization / reference
+// quantization exactly.
+#include "test-devices.h"
+
 #include "ggml/backend.h"
 #include "ggml/cpu.h"
 #include "ggml/ggml.h"
@@ -14,14 +17,6 @@
 
 namespace {
 
-std::vector<ggml_cpu_isa> available_isas() {
-    std::vector<ggml_cpu_isa> isas = {ggml_cpu_isa::scalar};
-    const ggml_cpu_isa best = ggml_cpu_detect_features().best_isa();
-    if (int(best) >= int(ggml_cpu_isa::avx2)) isas.push_back(ggml_cpu_isa::avx2);
-    if (best == ggml_cpu_isa::avx512) isas.push_back(ggml_cpu_isa::avx512);
-    return isas;
-}
-
 std::vector<float> random_floats(size_t n, uint32_t seed) {
     std::mt19937 rng(seed);
     std::normal_distribution<float> g(0.0f, 1.0f);
@@ -30,11 +25,11 @@ std::vector<float> random_floats(size_t n, uint32_t seed) {
     return v;
 }
 
-ggml_backend_ptr cpu_backend(ggml_cpu_isa isa, int threads) {
-    ggml_cpu_backend_options opt;
-    opt.isa = isa;
-    opt.n_threads = threads;
-    return ggml_backend_cpu_init(opt);
+// Every CPU path (with `threads` threads) and every non-CPU device.
+std::vector<test_devices::entry> & devices(int threads) {
+    static std::vector<test_devices::entry> one = test_devices::make_list({1});
+    static std::vector<test_devices::entry> two = test_devices::make_list({2});
+    return threads == 1 ? one : two;
 }
 
 }  // namespace
@@ -62,15 +57,19 @@ TEST_P(quant_rows, get_rows_equals_dequantization) {
     ggml_backend_tensor_set(idx, rows, 0, sizeof(rows));
 
     const ggml_type_traits & tt = ggml_get_type_traits(type);
-    for (ggml_cpu_isa isa : available_isas()) {
-        ggml_backend_ptr be = cpu_backend(isa, 2);
-        ASSERT_EQ(be->graph_compute(gf), GGML_STATUS_SUCCESS);
+    for (test_devices::entry & be : devices(2)) {
+        if (!be.is_cpu()) buf = test_devices::move_ctx_tensors(ctx.get(), be.buffer_type());
+        if (!be.supports_graph(gf)) {
+            EXPECT_FALSE(be.is_cpu()) << be.label;
+            continue;
+        }
+        ASSERT_EQ(be.compute(gf), GGML_STATUS_SUCCESS) << be.label;
         std::vector<float> got(size_t(ne0) * 5), expect(static_cast<size_t>(ne0));
         ggml_backend_tensor_get(out, got.data(), 0, got.size() * sizeof(float));
         for (int i = 0; i < 5; ++i) {
             tt.to_float(q.data() + size_t(rows[i]) * row_bytes, expect.data(), ne0);
             EXPECT_EQ(std::memcmp(got.data() + i * ne0, expect.data(), size_t(ne0) * sizeof(float)), 0)
-                << ggml_type_name(type) << " row " << rows[i] << " " << ggml_cpu_isa_name(isa);
+                << ggml_type_name(type) << " row " << rows[i] << " " << be.label;
         }
     }
 }
@@ -95,16 +94,20 @@ TEST_P(quant_rows, set_rows_equals_reference_quantization) {
     ggml_backend_tensor_set(idx, cells, 0, sizeof(cells));
 
     const ggml_type_traits & tt = ggml_get_type_traits(type);
-    for (ggml_cpu_isa isa : available_isas()) {
+    for (test_devices::entry & be : devices(1)) {
+        if (!be.is_cpu()) buf = test_devices::move_ctx_tensors(ctx.get(), be.buffer_type());
+        if (!be.supports_graph(gf)) {
+            EXPECT_FALSE(be.is_cpu()) << be.label;
+            continue;
+        }
         ggml_backend_tensor_memset(cache, 0, 0, ggml_nbytes(cache));
-        ggml_backend_ptr be = cpu_backend(isa, 1);
-        ASSERT_EQ(be->graph_compute(gf), GGML_STATUS_SUCCESS);
+        ASSERT_EQ(be.compute(gf), GGML_STATUS_SUCCESS) << be.label;
         std::vector<uint8_t> got(ggml_nbytes(cache)), expect(row_bytes), zero(row_bytes, 0);
         ggml_backend_tensor_get(cache, got.data(), 0, got.size());
         for (int i = 0; i < 3; ++i) {
             tt.from_float(vals.data() + i * ne0, expect.data(), ne0);
             EXPECT_EQ(std::memcmp(got.data() + size_t(cells[i]) * row_bytes, expect.data(), row_bytes), 0)
-                << ggml_type_name(type) << " cell " << cells[i] << " " << ggml_cpu_isa_name(isa);
+                << ggml_type_name(type) << " cell " << cells[i] << " " << be.label;
         }
         EXPECT_EQ(std::memcmp(got.data() + 1 * row_bytes, zero.data(), row_bytes), 0) << "untouched cell changed";
     }

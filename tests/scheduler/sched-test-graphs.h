@@ -1,5 +1,5 @@
 // tests/scheduler/sched-test-graphs.h — graphs and helpers shared by the scheduler tests on CPU
-// + the mock device (mock-backend.h): test graphs with leafs in MOCK or CPU memory, the CPU-only
+// + mock devices (mock-backend.h): test graphs with leafs in mock or CPU memory, the CPU-only
 // reference, the textbook and weights graphs, and random graphs with random unsupported ops.
 //
 // Usage:
@@ -45,12 +45,13 @@ inline ggml_backend_ptr make_cpu() {
     return ggml_backend_cpu_init(opt);
 }
 
-// One graph with its leafs (weights and inputs, with data) in MOCK or CPU buffers.
+// One graph with its leafs (weights and inputs, with data) in MOCK, second mock or CPU buffers.
 struct test_graph {
     ggml_context_ptr mock_leafs = make_ctx(64);
+    ggml_context_ptr mock2_leafs = make_ctx(64);
     ggml_context_ptr cpu_leafs = make_ctx(64);
     ggml_context_ptr ops = make_ctx(1024);
-    ggml_backend_buffer_ptr mock_buf, cpu_buf;
+    ggml_backend_buffer_ptr mock_buf, mock2_buf, cpu_buf;
     std::vector<std::pair<ggml_tensor *, std::vector<float>>> data;
     std::vector<ggml_tensor *> outputs;
     ggml_cgraph * gf = nullptr;
@@ -58,7 +59,11 @@ struct test_graph {
     bool only_last_output = false;  // flag only the last output: compute memory gets reused
 
     ggml_tensor * leaf(bool on_mock, int64_t ne0, int64_t ne1, uint32_t seed, const char * name) {
-        ggml_context * c = (on_mock && !all_on_cpu) ? mock_leafs.get() : cpu_leafs.get();
+        return leaf_on(on_mock ? 1 : 0, ne0, ne1, seed, name);
+    }
+    // device: 0 the CPU, 1 the mock of finish(), 2 the second mock of finish().
+    ggml_tensor * leaf_on(int device, int64_t ne0, int64_t ne1, uint32_t seed, const char * name) {
+        ggml_context * c = all_on_cpu || device == 0 ? cpu_leafs.get() : device == 1 ? mock_leafs.get() : mock2_leafs.get();
         ggml_tensor * t = ggml_new_tensor_2d(c, GGML_TYPE_F32, ne0, ne1);
         ggml_set_name(t, name);
         ggml_set_input(t);
@@ -74,7 +79,7 @@ struct test_graph {
         outputs.push_back(t);
     }
     // Builds the graph of every output, allocates the leafs and uploads their data.
-    void finish(mock_device & dev) {
+    void finish(mock_device & dev, mock_device * dev2 = nullptr) {
         gf = ggml_new_graph(ops.get());
         for (ggml_tensor * t : outputs) ggml_build_forward_expand(gf, t);
         if (only_last_output) {
@@ -82,6 +87,7 @@ struct test_graph {
             outputs = {outputs.back()};
         }
         mock_buf = ggml_backend_alloc_ctx_tensors(mock_leafs.get(), dev.buffer_type());
+        if (dev2) mock2_buf = ggml_backend_alloc_ctx_tensors(mock2_leafs.get(), dev2->buffer_type());
         cpu_buf = ggml_backend_alloc_ctx_tensors(cpu_leafs.get(), ggml_backend_cpu_buffer_type());
         for (auto & [t, v] : data) ggml_backend_tensor_set(t, v.data(), 0, ggml_nbytes(t));
     }

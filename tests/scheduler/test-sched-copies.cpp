@@ -1,7 +1,8 @@
 // Copy slots (ggml_sched_params::n_copies): consecutive graphs computed with compute_async back
-// to back on the deferred mock device (its work runs only at synchronize) give, each, the result
-// of the same graph computed alone on the CPU; the slots rotate; a slot is not overwritten while
-// the graph that used it may still read it; reserve sizes the buffers for every slot.
+// to back on the deferred mock device (its work runs only when the host waits) give, each, the
+// result of the same graph computed alone on the CPU, with and without device events; the slots
+// rotate; a slot is not overwritten while the graph that used it may still read it; reserve
+// sizes the buffers for every slot.
 #include "scheduler/mock-backend.h"
 #include "scheduler/sched-test-graphs.h"
 #include "scheduler/scheduler.h"
@@ -41,8 +42,9 @@ std::vector<std::vector<uint8_t>> pipe_reference(uint32_t seed, int64_t batch) {
 }
 
 struct copies_env : sched_env {
-    explicit copies_env(int n_copies) {
+    explicit copies_env(int n_copies, bool events = true) {
         dev.set_deferred(true);
+        dev.set_events(events);  // without: the device is synchronized where it would record
         dev.set_unsupported({GGML_OP_NORM});
         ggml_sched_params p = params();
         p.n_copies = n_copies;
@@ -85,9 +87,10 @@ void scribble_inputs(test_graph & g) {
 
 // n_graphs pipe graphs with distinct inputs, compute_async back to back, synchronize every
 // sync_every graphs (0: only at the end); each graph's output is its own CPU result.
-void check_pipeline(int n_copies, int n_graphs, int sync_every) {
-    SCOPED_TRACE("n_copies " + std::to_string(n_copies) + ", sync every " + std::to_string(sync_every));
-    copies_env env(n_copies);
+void check_pipeline(int n_copies, int n_graphs, int sync_every, bool events = true) {
+    SCOPED_TRACE("n_copies " + std::to_string(n_copies) + ", sync every " + std::to_string(sync_every) +
+                 (events ? "" : ", no events"));
+    copies_env env(n_copies, events);
     std::vector<std::unique_ptr<test_graph>> graphs;
     std::vector<std::vector<std::vector<uint8_t>>> results(static_cast<size_t>(n_graphs));
     int max_queued = 0;
@@ -128,6 +131,12 @@ TEST(SchedCopies, ThreeSlotsPipelineGraphsBackToBack) {
 }
 
 TEST(SchedCopies, OneSlotStillGivesEveryGraphItsResult) { check_pipeline(1, 4, 0); }
+
+TEST(SchedCopies, DevicesWithoutEventsPipelineToo) {
+    check_pipeline(2, 7, 0, false);
+    check_pipeline(3, 8, 2, false);
+    check_pipeline(1, 4, 0, false);
+}
 
 // While a graph is in flight its nodes read the copies of its slot: distinct addresses for
 // distinct slots, the same again once the slots wrap around, the originals after synchronize.

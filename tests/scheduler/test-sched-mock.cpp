@@ -1,5 +1,5 @@
 // The mock device alone: buffers and their counters, supported ops, offload, compute, deferred
-// mode. The scheduler's tests (test-scheduler.cpp) rely on every rule checked here.
+// mode, events and asynchronous copies. The scheduler's tests rely on every rule checked here.
 #include "scheduler/mock-backend.h"
 
 #include "ggml/alloc.h"
@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 namespace {
@@ -230,6 +231,143 @@ TEST(MockBackend, DeferredModeRunsAtSynchronize) {
     EXPECT_EQ(dev.count().graphs_computed, 1);
     EXPECT_EQ(static_cast<mock_backend *>(be.get())->last_deferred_status(), GGML_STATUS_SUCCESS);
     EXPECT_EQ(out, std::vector<float>(8, 6.0f));
+}
+
+// x (in dev's memory) -> scale(x, s), named; the graph and its buffer.
+struct scale_graph {
+    ggml_context_ptr ctx = make_ctx(8);
+    ggml_tensor * x = nullptr;
+    ggml_tensor * y = nullptr;
+    ggml_cgraph * gf = nullptr;
+    ggml_backend_buffer_ptr buf;
+    scale_graph(mock_device & dev, float s, const char * name) {
+        x = ggml_new_tensor_1d(ctx.get(), GGML_TYPE_F32, 8);
+        y = ggml_set_name(ggml_scale(ctx.get(), x, s), name);
+        gf = ggml_new_graph(ctx.get());
+        ggml_build_forward_expand(gf, y);
+        buf = ggml_backend_alloc_ctx_tensors(ctx.get(), dev.buffer_type());
+        const std::vector<float> ones(8, 1.0f);
+        ggml_backend_tensor_set(x, ones.data(), 0, ggml_nbytes(x));
+    }
+    float first() const {
+        float v = 0.0f;
+        ggml_backend_tensor_get(y, &v, 0, sizeof(v));
+        return v;
+    }
+};
+
+TEST(MockEvents, SynchronizeRunsTheQueueUpToTheRecordedPosition) {
+    mock_device dev;
+    dev.set_deferred(true);
+    ggml_backend_ptr be = dev.init_backend();
+    scale_graph a(dev, 2.0f, "a"), b(dev, 3.0f, "b");
+    ggml_backend_event_ptr ev = dev.event_new();
+    ASSERT_NE(ev, nullptr);
+    EXPECT_EQ(ev->device(), &dev);
+    ev->synchronize();  // never recorded: reached
+    ASSERT_EQ(be->graph_compute(a.gf), GGML_STATUS_SUCCESS);
+    ev->record(be.get());
+    ASSERT_EQ(be->graph_compute(b.gf), GGML_STATUS_SUCCESS);
+    EXPECT_EQ(dev.count().graphs_computed, 0);
+    ev->synchronize();
+    EXPECT_EQ(dev.count().graphs_computed, 1);  // a, not b
+    EXPECT_EQ(a.first(), 2.0f);
+    be->synchronize();
+    EXPECT_EQ(dev.count().graphs_computed, 2);
+    EXPECT_EQ(b.first(), 3.0f);
+    EXPECT_EQ(dev.count().events_recorded, 1);
+    EXPECT_EQ(dev.count().host_syncs, 3);
+}
+
+TEST(MockEvents, DevicesWithoutEventsGiveNone) {
+    mock_device dev;
+    dev.set_events(false);
+    EXPECT_EQ(dev.event_new(), nullptr);
+}
+
+// A waits for nothing; B waits for A's event: running B's queue runs A's first, up to the event.
+TEST(MockEvents, EventWaitOrdersOneDevicesQueueAfterAnothers) {
+    std::vector<std::string> log;
+    mock_device da("MOCK"), db("MOCK1");
+    for (mock_device * d : {&da, &db}) {
+        d->set_deferred(true);
+        d->set_log(&log);
+    }
+    ggml_backend_ptr a = da.init_backend(), b = db.init_backend();
+    scale_graph ga(da, 2.0f, "a1"), ga2(da, 5.0f, "a2"), gb(db, 3.0f, "b1");
+    ggml_backend_event_ptr ev = da.event_new();
+    ASSERT_EQ(a->graph_compute(ga.gf), GGML_STATUS_SUCCESS);
+    ev->record(a.get());
+    ASSERT_EQ(a->graph_compute(ga2.gf), GGML_STATUS_SUCCESS);
+    b->event_wait(ev.get());
+    ASSERT_EQ(b->graph_compute(gb.gf), GGML_STATUS_SUCCESS);
+    EXPECT_TRUE(log.empty());
+    b->synchronize();
+    EXPECT_EQ(log, (std::vector<std::string>{"MOCK:a1", "MOCK1:b1"}));  // a2 is after the event
+    EXPECT_EQ(db.count().event_waits, 1);
+    a->synchronize();
+    EXPECT_EQ(log.back(), "MOCK:a2");
+    // The same backend waiting on its own event: in order anyway, nothing queued.
+    ev->record(a.get());
+    a->event_wait(ev.get());
+    EXPECT_EQ(da.count().event_waits, 0);
+}
+
+// The CPU has no events: its event_wait (the interface's default) blocks the host until the
+// mock's queue has reached the event.
+TEST(MockEvents, CpuWaitsForAMockEventOnTheHost) {
+    mock_device dev;
+    dev.set_deferred(true);
+    ggml_backend_ptr be = dev.init_backend();
+    ggml_cpu_backend_options opt;
+    opt.n_threads = 1;
+    ggml_backend_ptr cpu = ggml_backend_cpu_init(opt);
+    EXPECT_EQ(cpu->device()->event_new(), nullptr);
+    scale_graph g(dev, 4.0f, "g");
+    ASSERT_EQ(be->graph_compute(g.gf), GGML_STATUS_SUCCESS);
+    ggml_backend_event_ptr ev = dev.event_new();
+    ev->record(be.get());
+    cpu->event_wait(ev.get());
+    EXPECT_EQ(dev.count().graphs_computed, 1);
+    EXPECT_EQ(dev.count().host_syncs, 1);
+    EXPECT_EQ(g.first(), 4.0f);
+}
+
+// Device to device: queued on the source's queue after its work, the destination's later work
+// after the copy; host memory or another device's tensor as destination: refused.
+TEST(MockEvents, AsyncCopyBetweenDevicesIsQueuedAndOrdered) {
+    mock_device da("MOCK"), db("MOCK1");
+    da.set_deferred(true);
+    db.set_deferred(true);
+    ggml_backend_ptr a = da.init_backend(), b = db.init_backend();
+    scale_graph ga(da, 2.0f, "a");  // y = 2 once a runs
+    ggml_context_ptr ctx = make_ctx(8);
+    ggml_tensor * dst = ggml_new_tensor_1d(ctx.get(), GGML_TYPE_F32, 8);
+    ggml_tensor * out = ggml_set_name(ggml_scale(ctx.get(), dst, 10.0f), "out");
+    ggml_cgraph * gf = ggml_new_graph(ctx.get());
+    ggml_build_forward_expand(gf, out);
+    ggml_backend_buffer_ptr buf = ggml_backend_alloc_ctx_tensors(ctx.get(), db.buffer_type());
+    ASSERT_EQ(a->graph_compute(ga.gf), GGML_STATUS_SUCCESS);
+    ASSERT_TRUE(b->cpy_tensor_async(a.get(), ga.y, dst));
+    ASSERT_EQ(b->graph_compute(gf), GGML_STATUS_SUCCESS);
+    EXPECT_EQ(da.count().graphs_computed + db.count().graphs_computed, 0);
+    b->synchronize();  // runs a's queue up to the copy first
+    float v = 0.0f;
+    ggml_backend_tensor_get(out, &v, 0, sizeof(v));
+    EXPECT_EQ(v, 20.0f);
+    EXPECT_EQ(db.count().async_copies, 1);
+    EXPECT_EQ(da.count().host_syncs, 0);
+
+    ggml_context_ptr host_ctx = make_ctx(2);
+    ggml_tensor * h = ggml_new_tensor_1d(host_ctx.get(), GGML_TYPE_F32, 8);
+    ggml_backend_buffer_ptr hb = ggml_backend_alloc_ctx_tensors(host_ctx.get(), ggml_backend_cpu_buffer_type());
+    ggml_cpu_backend_options opt;
+    opt.n_threads = 1;
+    ggml_backend_ptr cpu = ggml_backend_cpu_init(opt);
+    EXPECT_FALSE(b->cpy_tensor_async(cpu.get(), h, dst));    // from host memory
+    EXPECT_FALSE(b->cpy_tensor_async(a.get(), dst, ga.y));   // into another device's memory
+    EXPECT_FALSE(cpu->cpy_tensor_async(b.get(), dst, h));    // the CPU offers none
+    EXPECT_EQ(db.count().async_copies, 1);
 }
 
 }  // namespace

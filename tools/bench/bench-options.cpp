@@ -261,7 +261,8 @@ std::string bench_usage() {
            "plus the K and V rows (at the cache types) of every KV cell in use, all layers (at most\n"
            "each sequence's window in sliding-window layers). % bw: GB/s over the machine's read\n"
            "bandwidth with the same threads, measured once per thread count (median of 5 passes over\n"
-           "a 1 GiB buffer) unless --bandwidth is given.\n"
+           "a 1 GiB buffer) unless --bandwidth is given; with -ngl other than 0, the first GPU's\n"
+           "memory read bandwidth, measured the same way on the device.\n"
            "\n"
            "Exit codes: 0 ok; 1 a model does not load or a test fails; 2 usage error.\n";
 }

@@ -28,6 +28,10 @@ void print_md(const bench_report & rep, std::FILE * out) {
         bw += (bw.empty() ? "" : ", ") + std::to_string(nth) + (nth == 1 ? " thread " : " threads ") + format("%.2f GB/s", g);
     }
     if (bw.empty()) bw = "not measured";
+    if (!rep.gpu_device.empty()) {
+        bw = rep.gpu_device + " " + (rep.gpu_bandwidth > 0 ? format("%.1f GB/s", rep.gpu_bandwidth) : "not measured") +
+             " (runs with layers on the GPU)" + (bw == "not measured" ? "" : "; CPU " + bw);
+    }
     std::fprintf(out, "\nread bandwidth (%s): %s; build: %s, cpu isa %s\n",
                  rep.bandwidth_given ? "given with --bandwidth" : "probe, median of 5 passes", bw.c_str(),
                  rep.build_commit.c_str(), rep.cpu_isa.c_str());

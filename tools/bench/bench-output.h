@@ -25,6 +25,8 @@ struct bench_report {
     std::vector<bench_result> results;
     std::map<int, double> bandwidth;   // threads → GB/s
     bool bandwidth_given = false;      // --bandwidth (the same for every thread count)
+    std::string gpu_device;            // runs with -ngl != 0: the GPU whose memory they read
+    double gpu_bandwidth = 0;          // its read bandwidth, GB/s (probe; 0: not measured)
     std::string cpu_isa;               // the CPU backend's kernel path
     std::string build_commit;          // "unknown" when not known at build time
 };

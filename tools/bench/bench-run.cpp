@@ -25,11 +25,18 @@ std::vector<const ggml_tensor *> all_weights(const model & m) {
     auto add = [&](const ggml_tensor * t) {
         if (t && seen.insert(t).second) out.push_back(t);
     };
-    for (const ggml_tensor * t : {w.tok_embd, w.pos_embd, w.output_norm, w.output_norm_b, w.output, w.rope_freqs}) add(t);
+    // a tied output matrix is the embeddings (a device copy of them is not another weight)
+    ggml_tensor * output = m.output_tied() ? w.tok_embd : w.output;
+    for (const ggml_tensor * t : {w.tok_embd, w.pos_embd, w.output_norm, w.output_norm_b, output, w.rope_freqs,
+                                  w.rope_long, w.rope_short}) {
+        add(t);
+    }
     for (const model_layer & l : w.layers) {
         for (const ggml_tensor * t : {l.attn_norm, l.attn_norm_b, l.wq, l.wk, l.wv, l.bq, l.bk, l.bv, l.wqkv, l.bqkv,
                                       l.wo, l.bo, l.ffn_norm, l.ffn_norm_b, l.ffn_gate, l.ffn_up, l.ffn_up_b,
-                                      l.ffn_down, l.ffn_down_b}) {
+                                      l.ffn_down, l.ffn_down_b, l.attn_q_norm, l.attn_k_norm, l.attn_post_norm,
+                                      l.ffn_post_norm, l.ffn_gate_inp, l.ffn_gate_exps, l.ffn_up_exps,
+                                      l.ffn_down_exps}) {
             add(t);
         }
     }
@@ -233,7 +240,7 @@ uint64_t bench_weight_bytes_per_step(const model & m, int n_parallel) {
     const model_weights & w = m.weights();
     const model_hparams & hp = m.hparams();
     uint64_t bytes = m.n_weight_bytes();
-    if (w.tok_embd && w.output != w.tok_embd) bytes -= std::min<uint64_t>(bytes, ggml_nbytes(w.tok_embd));
+    if (w.tok_embd && !m.output_tied()) bytes -= std::min<uint64_t>(bytes, ggml_nbytes(w.tok_embd));
     if (w.pos_embd) bytes -= std::min<uint64_t>(bytes, ggml_nbytes(w.pos_embd));
     if (hp.n_expert > 0) {
         // Experts no sequence of the step chose are not read.

@@ -34,6 +34,16 @@ void measure_bandwidth(const bench_options & o, const std::vector<bench_test_con
     }
     rep->bandwidth_given = o.bandwidth_gbps > 0;
     if (counts.empty()) return;
+    if (o.n_gpu_layers != 0 && !rep->bandwidth_given) {
+        // Runs with layers on a GPU read the weights from its memory (the first GPU's, which the
+        // placement fills first when there is one; several GPUs run their layers in turn).
+        const ggml_backend_registry reg = ggml_backend_registry_default();
+        if (ggml_backend_device_i * gpu = reg.device_by_type(ggml_backend_dev_type::gpu)) {
+            rep->gpu_device = gpu->name();
+            rep->gpu_bandwidth = gpu->measure_read_gbps(o.probe_bytes, 5);
+            if (o.verbose) std::fprintf(err, "inferd-bench: %s read bandwidth: %.1f GB/s\n", gpu->name(), rep->gpu_bandwidth);
+        }
+    }
     if (rep->bandwidth_given) {
         for (int n : counts) rep->bandwidth[n] = o.bandwidth_gbps;
         return;
@@ -55,6 +65,11 @@ int run_model(const std::string & path, const std::vector<bench_test_config> & t
               bench_report * rep, std::FILE * err) {
     model_params mp;
     mp.n_gpu_layers = o.n_gpu_layers;
+    for (const bench_test_config & t : tests) {  // the largest context a test makes
+        mp.memory.n_ctx = std::max(mp.memory.n_ctx, bench_n_ctx(t));
+        mp.memory.n_ubatch = std::max(mp.memory.n_ubatch, uint32_t(t.n_ubatch));
+        mp.memory.n_seq_max = std::max(mp.memory.n_seq_max, uint32_t(t.n_parallel));
+    }
     std::unique_ptr<model> m;
     try {
         m = model::load(path, mp);
@@ -76,9 +91,11 @@ int run_model(const std::string & path, const std::vector<bench_test_config> & t
             return 1;
         }
         const auto bw = rep->bandwidth.find(t.n_threads);
-        if (t.n_gen > 0 && bw != rep->bandwidth.end() && bw->second > 0) {
-            r.bandwidth_gbps = bw->second;
-            r.bandwidth_pct = 100.0 * r.gbps / bw->second;
+        double ceiling = bw != rep->bandwidth.end() ? bw->second : 0.0;
+        if (t.n_gpu_layers != 0 && !rep->gpu_device.empty()) ceiling = rep->gpu_bandwidth;
+        if (t.n_gen > 0 && ceiling > 0) {
+            r.bandwidth_gbps = ceiling;
+            r.bandwidth_pct = 100.0 * r.gbps / ceiling;
         }
         rep->results.push_back(std::move(r));
     }

@@ -94,9 +94,7 @@ int cli_chat_main(const std::vector<std::string> & args, const cli_env & env) {
     if (const std::string * v = a.option("--n-predict"); v && !tool_args_parse_int(*v, -1, 1 << 30, &n_predict)) {
         return cli_usage_error(env, "-n wants an integer >= -1, got '" + *v + "'");
     }
-    model_params mp;
-    mp.n_gpu_layers = mo.n_gpu_layers;
-    std::unique_ptr<model> m = cli_load_model(mo.path, mp, env);
+    std::unique_ptr<model> m = cli_load_model(mo.path, cli_model_params(mo), env);
     if (!m) return 1;
     const std::string * requested = a.option("--chat-template");
     std::string note;

@@ -19,6 +19,7 @@ constexpr const char * k_usage =
     "       inferd-cli detokenize -m MODEL --tokens 1,2,3\n"
     "       inferd-cli chat -m MODEL [--chat-template NAME] [--system TEXT] [-n N]\n"
     "                       [generate's sampling and model options]\n"
+    "       inferd-cli devices\n"
     "\n"
     "  generate    prints the prompt's continuation (the text; with --ids one JSON array of the\n"
     "              generated token ids instead); -n N tokens at most (default 128, -1: until an\n"
@@ -31,6 +32,8 @@ constexpr const char * k_usage =
     "  chat        an interactive conversation on stdin/stdout with the model's chat template\n"
     "              (or --chat-template NAME); -n caps each reply (default: until an\n"
     "              end-of-generation token); an empty line, end of input or a full context ends it\n"
+    "  devices     the compute devices of this build: name, type, description, free / total\n"
+    "              memory (and why there is no GPU device when there is none)\n"
     "  tokenize and detokenize also work on vocabulary-only GGUF files.\n"
     "\n"
     "defaults: --temp 0.8 --top-k 40 --top-p 0.95 --min-p 0.05 --repeat-penalty 1 --seed random\n"
@@ -129,6 +132,15 @@ bool cli_read_sampling_options(const tool_args & a, const cli_env & env, samplin
     return true;
 }
 
+model_params cli_model_params(const cli_model_options & o) {
+    model_params mp;
+    mp.n_gpu_layers = o.n_gpu_layers;
+    mp.memory.n_ctx = o.n_ctx > 0 ? uint32_t(o.n_ctx) : 4096;
+    mp.memory.n_ubatch = uint32_t(o.n_ubatch);
+    mp.memory.flash_attn = o.flash_attn;
+    return mp;
+}
+
 std::unique_ptr<model> cli_load_model(const std::string & path, const model_params & mp, const cli_env & env) {
     try {
         std::unique_ptr<model> m = model::load(path, mp);
@@ -179,7 +191,7 @@ int cli_decode_tokens(context & ctx, const std::vector<int32_t> & tokens, int32_
 
 int cli_tool_main(const std::vector<std::string> & args, std::FILE * in, std::FILE * out, std::FILE * err) {
     const cli_env env{in, out, err};
-    if (args.empty()) return cli_usage_error(env, "a command is required (generate, tokenize, detokenize, chat)");
+    if (args.empty()) return cli_usage_error(env, "a command is required (generate, tokenize, detokenize, chat, devices)");
     const std::string & cmd = args[0];
     const std::vector<std::string> rest(args.begin() + 1, args.end());
     if (cmd == "-h" || cmd == "--help" || cmd == "help") {
@@ -190,6 +202,7 @@ int cli_tool_main(const std::vector<std::string> & args, std::FILE * in, std::FI
     if (cmd == "chat") return cli_chat_main(rest, env);
     if (cmd == "tokenize") return cli_tokenize_main(rest, env);
     if (cmd == "detokenize") return cli_detokenize_main(rest, env);
+    if (cmd == "devices") return cli_devices_main(rest, env);
     return cli_usage_error(env, "unknown command '" + cmd + "'");
 }
 

@@ -31,6 +31,8 @@ int cli_usage_error(const cli_env & env, const std::string & message);
 bool cli_read_model_options(const tool_args & a, const cli_env & env, cli_model_options * o);
 // Reads --temp, --seed, --top-k, --top-p, --min-p, --repeat-penalty; false after a usage error.
 bool cli_read_sampling_options(const tool_args & a, const cli_env & env, sampling_params * p);
+// The model parameters of the options: GPU layers, and the context for the device memory check.
+model_params cli_model_params(const cli_model_options & o);
 // Loads a model, printing its warnings; nullptr after printing the error.
 std::unique_ptr<model> cli_load_model(const std::string & path, const model_params & mp, const cli_env & env);
 std::unique_ptr<context> cli_make_context(const model & m, const cli_model_options & o, const cli_env & env);
@@ -45,3 +47,4 @@ int cli_generate_main(const std::vector<std::string> & args, const cli_env & env
 int cli_chat_main(const std::vector<std::string> & args, const cli_env & env);
 int cli_tokenize_main(const std::vector<std::string> & args, const cli_env & env);
 int cli_detokenize_main(const std::vector<std::string> & args, const cli_env & env);
+int cli_devices_main(const std::vector<std::string> & args, const cli_env & env);

@@ -66,9 +66,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 int cli_generate_main(const std::vector<std::string> & args, const cli_env & env) {
     generate_options o;
     if (const int rc = parse_generate(args, env, &o); rc != 0) return rc < 0 ? 0 : rc;
-    model_params mp;
-    mp.n_gpu_layers = o.model.n_gpu_layers;
-    std::unique_ptr<model> m = cli_load_model(o.model.path, mp, env);
+    std::unique_ptr<model> m = cli_load_model(o.model.path, cli_model_params(o.model), env);
     if (!m) return 1;
     if (o.have_prompt) o.tokens = m->get_tokenizer().tokenize(o.prompt, true, o.parse_special);
     for (int32_t id : o.tokens) {

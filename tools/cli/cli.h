@@ -1,4 +1,5 @@
-// tools/cli/cli.h — inferd-cli: generate, tokenize, detokenize and chat on the engine.
+// tools/cli/cli.h — inferd-cli: generate, tokenize, detokenize and chat on the engine; devices
+// lists the compute devices.
 //
 // Usage (from main or a test):
 //   int rc = cli_tool_main({"generate", "-m", "m.gguf", "--tokens", "1", "-n", "8", "--temp", "0", "--ids"},

@@ -12,8 +12,9 @@
 //
 // Cells: each holds a position (-1 when empty) and a set of sequence ids (bit s of a 64-bit
 // mask, s < n_seq_max <= 64). Tensors: k(il) and v(il) are [n_embd_*_gqa, n_ctx] of type_k /
-// type_v (F16 default, F32 or Q8_0), row c belongs to cell c; they live in one backend buffer
-// of the buffer type given to the constructor. A cache may hold only some of the model's layers
+// type_v (F16 default, F32 or Q8_0), row c belongs to cell c; they live in backend buffers of
+// the buffer type given to the constructor, or of each layer's own (params.layer_buft: a
+// layer's K and V on its device). A cache may hold only some of the model's layers
 // (params.layers; k(il) and v(il) take the model's layer index).
 //
 // Sliding window (n_swa > 0): the cache serves layers on which a token at position p sees only
@@ -43,6 +44,9 @@ struct kv_cache_params {
     uint32_t n_seq_max = 1;       // 1..kv_cache_max_seq
     std::vector<uint32_t> layers; // model layer indices held here (empty: 0..n_layer-1)
     uint32_t n_swa = 0;           // sliding window of the layers held here (0: none)
+    // Per model layer, the buffer type its K and V live in (the device of the layer's weights);
+    // empty or nullptr entries: the constructor's buffer type.
+    std::vector<ggml_backend_buffer_type_i *> layer_buft;
 };
 
 constexpr uint32_t kv_cache_max_seq = 64;
@@ -71,7 +75,12 @@ public:
     // The model layer indices held, in order.
     const std::vector<uint32_t> & layers() const { return layers_; }
     uint32_t n_swa() const { return params_.n_swa; }
-    ggml_backend_buffer_i * buffer() const { return buf_.get(); }
+    // The buffers holding K and V: one per distinct buffer type (the first: the constructor's,
+    // when some layer uses it).
+    ggml_backend_buffer_i * buffer() const { return bufs_.empty() ? nullptr : bufs_.front().get(); }
+    const std::vector<ggml_backend_buffer_ptr> & buffers() const { return bufs_; }
+    // Bytes of K and V held in buffers of buft (all of them for nullptr).
+    size_t bytes(const ggml_backend_buffer_type_i * buft = nullptr) const;
     const kv_cache_cell & cell(uint32_t i) const { return cells_.at(i); }
 
     // Empties every cell (positions -1, no sequences, no pending shift); tensor data is kept.
@@ -151,8 +160,8 @@ private:
     uint32_t head_ = 0;   // where the next slot search starts
     uint32_t used_ = 0;
     bool has_shift_ = false;
-    ggml_context_ptr ctx_;
-    ggml_backend_buffer_ptr buf_;
+    std::vector<ggml_context_ptr> ctxs_;  // one per buffer type
+    std::vector<ggml_backend_buffer_ptr> bufs_;
     std::vector<ggml_tensor *> k_, v_;  // per held layer
     std::vector<uint32_t> layers_;
     std::vector<int32_t> slot_;          // model layer -> index in k_ / v_, -1 when not held

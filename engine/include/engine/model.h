@@ -15,8 +15,11 @@
 // problem): the file is no valid GGUF; an unknown architecture (the supported ones are listed);
 // a missing key; a missing tensor; a tensor with the wrong shape or an unsupported type.
 // Weights on the CPU are used in place from the mapped file (no copy); with n_gpu_layers > 0 and
-// a GPU device, the last n_gpu_layers layers (and the output layer when every layer is
-// offloaded) are copied to that device's buffer. Without a GPU device, the model says so in
+// GPU devices, the last n_gpu_layers layers (and the output layer when every layer is
+// offloaded) are copied to the devices' buffers, spread over several GPUs in proportion to their
+// free memory. Before copying, each device's weights (and with params.memory its K/V cells and
+// compute buffers) are checked against its free memory: a placement that does not fit is a
+// model_load_error that says how many layers would. Without a GPU device, the model says so in
 // warnings() and keeps every layer on the CPU.
 //
 // vocab_only: reads the vocabulary and hyper-parameters-independent data only (no weights are
@@ -143,12 +146,40 @@ struct model_weights {
     std::vector<model_layer> layers;
 };
 
+// The context a model will serve, as far as device memory is concerned: with n_ctx > 0 the
+// loader counts, for every device that gets layers, their weights, their K/V cells and an
+// estimate of the compute buffers, and refuses (model_load_error) a placement that does not fit
+// the device's free memory before any weight is copied. n_ctx 0: only the weights are counted.
+struct model_memory_hint {
+    uint32_t n_ctx = 0;
+    uint32_t n_ubatch = 512;
+    uint32_t n_seq_max = 1;
+    uint32_t kv_pad = 256;
+    ggml_type type_k = GGML_TYPE_F16;
+    ggml_type type_v = GGML_TYPE_F16;
+    bool flash_attn = true;  // false: the plain path's score matrix counts too
+};
+
 struct model_params {
-    int32_t n_gpu_layers = 0;  // layers to put on a GPU device (the last ones); < 0: all
+    // Layers to put on GPU devices (the last ones; spread over several GPUs in proportion to
+    // their free memory); the output layer too when n_gpu_layers exceeds the layer count; < 0: all.
+    int32_t n_gpu_layers = 0;
     bool use_mmap = true;      // false: read the file into memory (weights still not copied)
     bool vocab_only = false;
     // GPU devices to use; empty: the GPU devices of ggml_backend_registry_default().
     std::vector<ggml_backend_device_i *> devices;
+    model_memory_hint memory;
+};
+
+// What one device holds of a model, and what it has (model::device_usage()).
+struct model_device_usage {
+    ggml_backend_device_i * device = nullptr;
+    uint32_t n_layers = 0;        // layers placed there
+    bool output = false;          // the output layer too
+    uint64_t weight_bytes = 0;
+    uint64_t kv_bytes = 0;        // K/V cells of its layers for model_params::memory (0 without)
+    uint64_t compute_bytes = 0;   // estimated compute buffers (0 without model_params::memory)
+    size_t free = 0, total = 0;   // the device's memory when the model was placed
 };
 
 class model {
@@ -181,10 +212,20 @@ public:
     ggml_backend_device_i * output_device() const { return output_dev_; }
     // Every distinct GPU device holding weights, in priority order.
     const std::vector<ggml_backend_device_i *> & gpu_devices() const { return gpu_devs_; }
+    // Every GPU device found (or given in model_params::devices), holding weights or not: large
+    // batches of CPU-resident weights may still run there.
+    const std::vector<ggml_backend_device_i *> & available_gpu_devices() const { return avail_gpus_; }
+    // The CPU device of the registry the model was placed with.
+    ggml_backend_device_i * cpu_device() const { return cpu_dev_; }
+    // Per GPU device holding weights: what it holds and the memory counted for it.
+    const std::vector<model_device_usage> & device_usage() const { return usage_; }
+    // The output matrix is the token embeddings (weights().output may be a device copy of them).
+    bool output_tied() const { return output_tied_; }
 
 private:
     model() = default;
     friend class model_loader;
+    static void place_and_load(model & m, const struct llm_arch_def & def, const model_params & params);
 
     std::string path_;
     std::unique_ptr<ggml_backend_registry> registry_;  // owns the devices when found here
@@ -201,7 +242,11 @@ private:
     std::vector<ggml_backend_device_i *> layer_dev_;
     ggml_backend_device_i * output_dev_ = nullptr;
     std::vector<ggml_backend_device_i *> gpu_devs_;
+    std::vector<ggml_backend_device_i *> avail_gpus_;
+    ggml_backend_device_i * cpu_dev_ = nullptr;
+    std::vector<model_device_usage> usage_;
+    bool output_tied_ = false;
     ggml_context_ptr ctx_cpu_;                     // weight tensors on the CPU (no_alloc)
-    std::vector<ggml_context_ptr> ctx_dev_;        // per GPU device
+    std::vector<ggml_context_ptr> ctx_dev_;        // per GPU device of gpu_devs_
     std::vector<ggml_backend_buffer_ptr> buffers_; // the file-backed CPU buffer, device buffers
 };

@@ -8,6 +8,8 @@
 //   ggml_backend_tensor_set(x, host_data, 0, ggml_nbytes(x));
 //   ggml_status st = backend->graph_compute(gf);                    // GGML_STATUS_SUCCESS
 //   ggml_backend_tensor_get(y, out, 0, ggml_nbytes(y));
+//   for (const ggml_backend_device_info & d : reg.devices()) { /* d.name, d.type, d.memory_free */ }
+//   std::fputs(ggml_backend_registry_describe(reg).c_str(), stdout);     // --list-devices
 //
 // Ownership: buffers and backends are returned as unique_ptrs; buffer types and devices belong
 // to their registry entry and live as long as it does. There is no global registry: the
@@ -26,6 +28,7 @@ class ggml_backend_device_i;
 
 enum class ggml_backend_buffer_usage { any, weights, compute };
 enum class ggml_backend_dev_type { cpu, gpu, accel };
+const char * ggml_backend_dev_type_name(ggml_backend_dev_type type);  // "cpu", "gpu", "accel"
 
 class ggml_backend_buffer_i;
 using ggml_backend_buffer_ptr = std::unique_ptr<ggml_backend_buffer_i>;
@@ -110,6 +113,10 @@ public:
     // A new event on this device; nullptr when its backends complete work before returning
     // (synchronous devices such as the CPU need none).
     virtual ggml_backend_event_ptr event_new() { return nullptr; }
+    // This device's memory read bandwidth in GB/s (1e9 bytes/s), measured now over a buffer of
+    // about `bytes` bytes (median of `passes` passes); 0 when the device cannot measure it (the
+    // CPU's is measured by tools/common/mem-bandwidth.h with a thread count).
+    virtual double measure_read_gbps(size_t bytes, int passes) { (void) bytes; (void) passes; return 0.0; }
 };
 
 // A stream of work on one device.
@@ -126,9 +133,12 @@ public:
     // blocking the host when the devices allow it (the default blocks the host).
     virtual void event_wait(ggml_backend_event_i * event) { event->synchronize(); }
     // Queues a copy of src (a tensor in memory of src_backend's device, or host memory) into dst
-    // (memory of this backend's device), ordered after the work queued on both; the caller must
-    // not change src before both are synchronized. False when this backend cannot do it (the
-    // caller then copies with ggml_backend_tensor_copy after synchronizing).
+    // (memory of this backend's device), ordered after the work queued on both so far; work
+    // queued later on either backend is ordered after the copy (src_backend's next work may
+    // overwrite src, this backend's next work may read dst). The host must not change src or dst
+    // before both backends are synchronized. False when this backend cannot do it (the caller
+    // then copies with ggml_backend_tensor_copy after synchronizing). The scheduler asks for it
+    // only where src lives in device memory (not is_host()).
     virtual bool cpy_tensor_async(ggml_backend_i * src_backend, const ggml_tensor * src, ggml_tensor * dst) {
         (void) src_backend;
         (void) src;
@@ -149,6 +159,16 @@ public:
     virtual ggml_backend_device_i * device(size_t i) = 0;
 };
 
+// One device as a registry lists it (a snapshot: memory() at the time of the call).
+struct ggml_backend_device_info {
+    ggml_backend_device_i * device = nullptr;
+    std::string name;
+    std::string description;
+    ggml_backend_dev_type type = ggml_backend_dev_type::cpu;
+    size_t memory_free = 0;   // bytes
+    size_t memory_total = 0;  // bytes
+};
+
 // The set of backend families a program uses. Not global: create it, pass it on.
 class ggml_backend_registry {
 public:
@@ -159,6 +179,8 @@ public:
     ggml_backend_device_i * device(size_t i) const;            // over all families, in order added
     ggml_backend_device_i * device_by_name(const std::string & name) const;  // nullptr if none
     ggml_backend_device_i * device_by_type(ggml_backend_dev_type type) const; // first of that type
+    // Every device over all families, in order, with name, type, description and memory.
+    std::vector<ggml_backend_device_info> devices() const;
 
 private:
     std::vector<std::unique_ptr<ggml_backend_reg_i>> regs_;
@@ -166,6 +188,13 @@ private:
 
 // A registry with every backend family compiled into this build (the CPU at least).
 ggml_backend_registry ggml_backend_registry_default();
+// Why reg has no GPU device: "" when it has one; in a build with CUDA the CUDA backend's status
+// (no driver, no device, …); otherwise that the build has no GPU backend.
+std::string ggml_backend_registry_gpu_status(const ggml_backend_registry & reg);
+// reg's devices as text for people, one line each:
+//   <index>: <name> (<type>) <description>, <free> GiB free of <total> GiB
+// then "no GPU device: <reason>" when reg has no GPU device.
+std::string ggml_backend_registry_describe(const ggml_backend_registry & reg);
 
 // ---- tensor data access through the tensor's buffer (views resolved) ----
 void ggml_backend_tensor_set(ggml_tensor * t, const void * data, size_t offset, size_t size);

@@ -10,7 +10,19 @@
 //
 // Devices are named "CUDA0", "CUDA1", … in the driver's order; a machine without a driver or
 // without a GPU gives a registry entry with no devices (never an error). Device memory comes
-// from cudaMalloc (never managed memory); host_buffer_type() is pinned host memory.
+// from cudaMalloc (never managed memory); host_buffer_type() is pinned host memory (host
+// tensors that copy fast; kernels do not read it: supports_buft is true only for the device's
+// own buffer type, and the scheduler copies other inputs over).
+//
+// graph_compute returns GGML_STATUS_FAILED when a node or one of its sources is not in this
+// device's memory, when an op is not supported, when a CUDA call fails, and when an index is out
+// of range (GET_ROWS, SET_ROWS, MUL_MAT_ID) or a RoPE frequency factor is invalid. To report the
+// last kind it waits for graphs that contain such ops; other graphs return once queued
+// (synchronize() waits).
+//
+// Graphs seen twice with the same key (ops, types, shapes, strides, parameters, data addresses)
+// are captured into a CUDA graph and replayed from then on; INFERD_CUDA_GRAPH_CACHE (default 12)
+// is how many captured graphs a backend keeps, 0 turns capture off.
 #pragma once
 
 #include "ggml/backend.h"

@@ -16,6 +16,11 @@
 // op: they check shapes and types and return nullptr-free results or abort on a programming
 // error (GGML_ASSERT). Tensors and graphs live in the context's arena; with no_alloc the data
 // lives in backend buffers instead.
+//
+// Op parameters (a scale, an epsilon, RoPE's settings, …) are recorded by the builder and read
+// back by backends only through the typed getters declared next to each builder
+// (ggml_get_rope_params, ggml_get_norm_eps, …); each getter asserts that the tensor has its op.
+// Where in op_params a builder keeps them is private to the core.
 #pragma once
 
 #include "ggml/types.h"
@@ -138,10 +143,6 @@ ggml_tensor * ggml_format_name(ggml_tensor * t, const char * fmt, ...);
 void ggml_set_input(ggml_tensor * t);
 void ggml_set_output(ggml_tensor * t);
 void ggml_set_param(ggml_tensor * t);
-template <typename T> T ggml_get_op_param(const ggml_tensor * t, int i) {
-    static_assert(sizeof(T) == 4);
-    T v; __builtin_memcpy(&v, &t->op_params[i], 4); return v;
-}
 
 // ---- context (an arena for tensor and graph metadata, and for data unless no_alloc) ----
 struct ggml_init_params {
@@ -215,10 +216,15 @@ ggml_tensor * ggml_mul(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b);
 // a*s + b (F32/F16/BF16; result has a's type).
 ggml_tensor * ggml_scale(ggml_context * ctx, ggml_tensor * a, float s);
 ggml_tensor * ggml_scale_bias(ggml_context * ctx, ggml_tensor * a, float s, float b);
+// SCALE's parameters: s and b of ggml_scale_bias (ggml_scale records b = 0).
+float ggml_get_scale(const ggml_tensor * t);
+float ggml_get_scale_bias(const ggml_tensor * t);
 // Over dim 0 of F32 a: x / sqrt(mean(x^2) + eps).
 ggml_tensor * ggml_rms_norm(ggml_context * ctx, ggml_tensor * a, float eps);
 // Over dim 0 of F32 a: (x - mean) / sqrt(var + eps).
 ggml_tensor * ggml_norm(ggml_context * ctx, ggml_tensor * a, float eps);
+// eps of RMS_NORM and NORM.
+float ggml_get_norm_eps(const ggml_tensor * t);
 // a [K, M, ne2, ne3] (F32/F16/BF16, rows contiguous), b F32 [K, N, ne12, ne13] (any strides),
 // ne12 % ne2 == 0, ne13 % ne3 == 0 (a is broadcast over b's batches: grouped-query attention).
 // Result F32 [M, N, ne12, ne13]: dst[m, n, i2, i3] = sum_k a[k, m, i2/(ne12/ne2), i3/(ne13/ne3)] * b[k, n, i2, i3].
@@ -248,11 +254,15 @@ ggml_tensor * ggml_rope(ggml_context * ctx, ggml_tensor * a, ggml_tensor * pos, 
 // the above abort in the builder like every other builder misuse.
 ggml_tensor * ggml_rope_ff(ggml_context * ctx, ggml_tensor * a, ggml_tensor * pos, ggml_tensor * freq_factors,
                            const ggml_rope_params & p);
+// ROPE's parameters, as given to ggml_rope / ggml_rope_ff (the freq factors are src[2]).
+ggml_rope_params ggml_get_rope_params(const ggml_tensor * t);
 // softmax(a*scale + mask) over dim 0. a F32 [ne0, ne1, ne2, ne3]; mask nullptr or F32/F16
 // [ne0, >= ne1, m2, m3] with ne2 % m2 == 0 and ne3 % m3 == 0 (rows of the mask past ne1 unused).
 // -INFINITY in the mask excludes an element; a row that excludes all gives zeros.
 ggml_tensor * ggml_soft_max_ext(ggml_context * ctx, ggml_tensor * a, ggml_tensor * mask, float scale);
 ggml_tensor * ggml_soft_max(ggml_context * ctx, ggml_tensor * a);
+// SOFT_MAX's scale (1 for ggml_soft_max).
+float ggml_get_soft_max_scale(const ggml_tensor * t);
 // Activations, element-wise over F32/F16/BF16 (result has a's type).
 ggml_tensor * ggml_silu(ggml_context * ctx, ggml_tensor * a);   // x * sigmoid(x)
 ggml_tensor * ggml_gelu(ggml_context * ctx, ggml_tensor * a);   // tanh approximation
@@ -260,6 +270,8 @@ ggml_tensor * ggml_gelu(ggml_context * ctx, ggml_tensor * a);   // tanh approxim
 ggml_tensor * ggml_swiglu(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b);
 // Concatenate along dim (0..3); other dims equal; same type.
 ggml_tensor * ggml_concat(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b, int dim);
+// CONCAT's dim (0..3).
+int ggml_get_concat_dim(const ggml_tensor * t);
 // Index of the largest element of each row of F32 a [ne0, ne1] → I32 [ne1] (first one on ties).
 ggml_tensor * ggml_argmax(ggml_context * ctx, ggml_tensor * a);
 // Mixture of experts: each token's input times the weights of the experts it was routed to.
@@ -273,6 +285,8 @@ ggml_tensor * ggml_mul_mat_id(ggml_context * ctx, ggml_tensor * as, ggml_tensor 
 // Indices of the k largest elements of each row (dim 0) of F32 a [n, ne1, ne2, ne3], largest
 // first, the lower index first among equal values; 0 < k <= n. Result I32 [k, ne1, ne2, ne3].
 ggml_tensor * ggml_top_k(ggml_context * ctx, ggml_tensor * a, int k);
+// TOP_K's k.
+int ggml_get_top_k(const ggml_tensor * t);
 // Sum of each row (dim 0) of F32 a: result F32 [1, ne1, ne2, ne3].
 ggml_tensor * ggml_sum_rows(ggml_context * ctx, ggml_tensor * a);
 // a / b element-wise with b broadcast to a (as ggml_add).
@@ -293,6 +307,9 @@ ggml_tensor * ggml_tanh(ggml_context * ctx, ggml_tensor * a);
 // s = logit_softcap * tanh(scale * q . k / logit_softcap); 0 leaves them as they are.
 ggml_tensor * ggml_flash_attn_ext(ggml_context * ctx, ggml_tensor * q, ggml_tensor * k,
                                   ggml_tensor * v, ggml_tensor * mask, float scale, float logit_softcap = 0.0f);
+// FLASH_ATTN_EXT's scale and logit soft-cap (0: none).
+float ggml_get_flash_attn_scale(const ggml_tensor * t);
+float ggml_get_flash_attn_softcap(const ggml_tensor * t);
 
 // ---- graphs ----
 struct ggml_cgraph {

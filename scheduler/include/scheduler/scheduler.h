@@ -24,18 +24,29 @@
 //   5. the node list is cut into splits of consecutive nodes on one backend; every split input
 //      that lives in a buffer the split's backend cannot use gets a copy in that backend's
 //      compute buffer (at most max_split_inputs inputs per split: a split with more is cut).
-// Execution runs the splits in order: inputs are copied before their split, backends are
-// synchronized between splits, graph inputs are copied before compute_async returns (the
-// caller may reuse their memory at once). Until synchronize() (compute does it), the sources of
-// nodes that read a copy point at the copy. With op_offload, a node whose weights are in host
-// memory runs on a higher-priority backend when that backend's device says offload_op.
+// Execution runs the splits in order; the host waits only where it must. Between a split on
+// backend P and the next split on another backend B: when P's device has events (event_new),
+// P records an event after its split and B event_waits on it — a device waits on its own queue
+// without blocking the host, while a backend whose device has no events (the CPU) blocks the
+// host until the event is reached; when P's device has none, P is synchronized after its split
+// (a no-op for the CPU). Split inputs that live in another device's memory are copied with B's
+// cpy_tensor_async where B offers it (ordered on the device queues); every other input copy is
+// synchronous, after the host has waited for the backend that last wrote the source (the
+// node's backend, or the backend of the set_rows / cpy that wrote into the buffer it views) —
+// inputs in host memory included, so a later graph may rewrite the CPU's memory at once. Graph
+// inputs are copied before compute_async returns (the caller may reuse their memory at once).
+// Until synchronize() (compute does it), the sources of nodes that read a copy point at the copy.
+// With op_offload, a node whose weights are in host memory runs on a higher-priority backend
+// when that backend's device says offload_op.
 //
 // Copy slots (n_copies > 1, pipelining): every split input has n_copies copies, one per slot,
 // named <source>#<backend>#<slot>. Each compute_async uses slot cur_copy() and advances it
 // (mod n_copies), so graph i+1 writes its inputs into another slot while a backend may still
 // read graph i's. Before writing a slot's copies, compute_async waits only for the graph that
-// last used that slot (synchronizes the backends its splits ran on, then points that graph's
-// sources back at the originals). The copies of all slots live in the compute buffers for the
+// last used that slot — on each backend its splits ran on, the host waits for the slot's event
+// recorded after that graph's work (devices with events: later graphs keep running) or
+// synchronizes the backend (devices without) — then points that graph's sources back at the
+// originals. The copies of all slots live in the compute buffers for the
 // whole graph (reserve sizes them; graphs of the same shape allocate nothing new). Pipelining
 // needs distinct graph objects: computing a graph that is still in flight (or one sharing a
 // node or scheduler-placed leaf with it) waits for everything first, and so does a graph whose
@@ -112,7 +123,10 @@ public:
     bool alloc_graph(ggml_cgraph * gf);
     // alloc_graph when needed, then runs every split; compute waits for the backends.
     ggml_status compute(ggml_cgraph * gf);
+    // Runs every split and returns once the work is queued; the host has waited only where a
+    // backend without events (the CPU) needed another's results, and for the copy slot's reuse.
     ggml_status compute_async(ggml_cgraph * gf);
+    // Waits for every backend (and everything queued on them: get_tensor_async reads included).
     void synchronize();
     // Forgets the current graph's assignments and allocations (pins included).
     void reset();
