@@ -1,5 +1,6 @@
 // decode(): batch and ubatch invariance, KV sequence operations against recomputation, graph
 // reuse, status codes, placement on a second (mock) device through the scheduler.
+#include "engine/logits-compare.h"
 #include "engine/context.h"
 #include "engine/model.h"
 #include "engine/reference-data.h"
@@ -41,17 +42,6 @@ std::vector<float> decode_all(context & ctx, const std::vector<int32_t> & toks, 
     return out;
 }
 
-// Largest |a - b| / max|b| over rows of n.
-double max_rel(const std::vector<float> & a, const std::vector<float> & b) {
-    EXPECT_EQ(a.size(), b.size());
-    double m = 0, scale = 0;
-    for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-        m = std::max(m, std::fabs(double(a[i]) - b[i]));
-        scale = std::max(scale, std::fabs(double(b[i])));
-    }
-    return m / std::max(scale, 1e-30);
-}
-
 std::vector<int32_t> prompt_of(const std::string & dir, const char * model, const char * p) {
     reference_case rc;
     std::string err;
@@ -69,7 +59,7 @@ TEST(decode, ubatch_invariance) {
     const std::vector<float> ref = decode_all(c512, toks);
     for (uint32_t ub : {1u, 7u, 64u}) {
         context c(*m, f32_params(ub));
-        EXPECT_LE(max_rel(decode_all(c, toks), ref), 1e-5) << "n_ubatch " << ub;
+        EXPECT_LE(logits_max_rel(decode_all(c, toks), ref), 1e-5) << "n_ubatch " << ub;
     }
 }
 
@@ -97,7 +87,7 @@ TEST(decode, batch_invariance) {
         ASSERT_NE(r, nullptr);
         got.insert(got.end(), r, r + together.n_vocab());
     }
-    EXPECT_LE(max_rel(got, ref), 1e-5);
+    EXPECT_LE(logits_max_rel(got, ref), 1e-5);
 }
 
 TEST(decode, remove_then_redecode_equals_original) {
@@ -112,7 +102,7 @@ TEST(decode, remove_then_redecode_equals_original) {
     const std::vector<int32_t> tail(toks.begin() + keep, toks.end());
     const std::vector<float> again = decode_all(c, tail, int32_t(keep));
     const std::vector<float> ref_tail(ref.begin() + long(keep * nv), ref.end());
-    EXPECT_LE(max_rel(again, ref_tail), 1e-5);
+    EXPECT_LE(logits_max_rel(again, ref_tail), 1e-5);
 }
 
 TEST(decode, copied_prefix_continues_like_recomputation) {
@@ -129,7 +119,7 @@ TEST(decode, copied_prefix_continues_like_recomputation) {
     const std::vector<float> via_copy = decode_all(c, suffix, int32_t(split), 1);
     context fresh(*m, f32_params(512, 2));
     const std::vector<float> full = decode_all(fresh, toks, 0, 1);
-    EXPECT_LE(max_rel(via_copy, std::vector<float>(full.begin() + long(split * nv), full.end())), 1e-5);
+    EXPECT_LE(logits_max_rel(via_copy, std::vector<float>(full.begin() + long(split * nv), full.end())), 1e-5);
 }
 
 TEST(decode, position_shift_matches_recomputation) {
@@ -150,13 +140,13 @@ TEST(decode, position_shift_matches_recomputation) {
     context fresh(*m, f32_params());
     const std::vector<float> full = decode_all(fresh, toks);
     const size_t nv = size_t(c.n_vocab());
-    EXPECT_LE(max_rel(last, std::vector<float>(full.end() - long(nv), full.end())), 1e-4);
+    EXPECT_LE(logits_max_rel(last, std::vector<float>(full.end() - long(nv), full.end())), 1e-4);
     // (Had the keys not been re-rotated, they would sit 9 positions away from the query's frame.)
     // Relative-position invariance itself: the same prompt decoded at 9.. throughout.
     context unshifted(*m, f32_params());
     decode_all(unshifted, head, 9);
     const std::vector<float> off = decode_all(unshifted, {toks.back()}, int32_t(toks.size()) + 8);
-    EXPECT_LE(max_rel(off, std::vector<float>(full.end() - long(nv), full.end())), 1e-4)
+    EXPECT_LE(logits_max_rel(off, std::vector<float>(full.end() - long(nv), full.end())), 1e-4)
         << "decoding at offset positions throughout is the same computation";
 }
 
@@ -229,7 +219,7 @@ TEST(decode, layers_on_a_second_device_give_the_same_logits) {
         EXPECT_EQ(m->output_device(), ngl < 0 ? &dev : nullptr);
         context c(*m, f32_params());
         EXPECT_EQ(c.backend_names().size(), 2u);
-        EXPECT_LE(max_rel(decode_all(c, toks), ref), 1e-5) << "n_gpu_layers " << ngl;
+        EXPECT_LE(logits_max_rel(decode_all(c, toks), ref), 1e-5) << "n_gpu_layers " << ngl;
     }
 }
 

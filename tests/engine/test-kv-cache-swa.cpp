@@ -2,6 +2,7 @@
 // and models with sliding-window layers (tiny-gemma3, tiny-gemma2) decoded through a cache far
 // smaller than their context, against the reference logits and against a cache that never
 // prunes: in small ubatches, with several sequences, a shared prefix and a position shift.
+#include "engine/logits-compare.h"
 #include "engine/context.h"
 #include "engine/kv-cache.h"
 #include "engine/model.h"
@@ -141,16 +142,6 @@ std::vector<float> decode_seq(context & ctx, const std::vector<int32_t> & toks, 
     return out;
 }
 
-double max_rel(const std::vector<float> & a, const std::vector<float> & b) {
-    EXPECT_EQ(a.size(), b.size());
-    double m = 0, scale = 0;
-    for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-        m = std::max(m, std::fabs(double(a[i]) - b[i]));
-        scale = std::max(scale, std::fabs(double(b[i])));
-    }
-    return m / std::max(scale, 1e-30);
-}
-
 // The prompt, then a greedy continuation of n steps; returns the logits of the last prompt
 // token and of every step.
 std::vector<float> prompt_and_greedy(context & ctx, const std::vector<int32_t> & prompt, int n, int32_t seq = 0) {
@@ -209,7 +200,7 @@ TEST(context_swa, pruned_cache_equals_an_unpruned_one) {
     EXPECT_EQ(big.kv_swa()->size(), 512u);
     const std::vector<float> a = prompt_and_greedy(big, prompt, 24);
     const std::vector<float> b = prompt_and_greedy(small, prompt, 24);
-    EXPECT_LE(max_rel(b, a), 1e-4);
+    EXPECT_LE(logits_max_rel(b, a), 1e-4);
 }
 
 TEST(context_swa, sequences_shared_prefix_and_resuming) {
@@ -247,8 +238,8 @@ TEST(context_swa, sequences_shared_prefix_and_resuming) {
         ga.insert(ga.end(), small.logits(0), small.logits(0) + nv);
         gb.insert(gb.end(), small.logits(1), small.logits(1) + nv);
     }
-    EXPECT_LE(max_rel(ga, ra), 1e-4);
-    EXPECT_LE(max_rel(gb, rb), 1e-4);
+    EXPECT_LE(logits_max_rel(ga, ra), 1e-4);
+    EXPECT_LE(logits_max_rel(gb, rb), 1e-4);
     // Sequence 0 can go on from its last positions, not from the shared prefix any more.
     const int32_t end_a = int32_t(a.size()) + 20;
     EXPECT_TRUE(small.seq_resumable(0, end_a));
@@ -275,5 +266,5 @@ TEST(context_swa, position_shift_matches_recomputation) {
     context direct(*m, cp);
     decode_seq(direct, head, 0, 0);
     const std::vector<float> want = decode_seq(direct, {toks.back()}, int32_t(head.size()), 0);
-    EXPECT_LE(max_rel(got, want), 2e-3);
+    EXPECT_LE(logits_max_rel(got, want), 2e-3);
 }

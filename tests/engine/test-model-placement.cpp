@@ -3,6 +3,7 @@
 // (sliding-window layers at their window's cells), the check that refuses a placement that does
 // not fit (with how many layers would), and models placed over two test devices decoding as on
 // the CPU with each layer's K/V cells on its device.
+#include "engine/logits-compare.h"
 #include "engine/context.h"
 #include "engine/model.h"
 #include "engine/reference-data.h"
@@ -142,16 +143,6 @@ std::vector<float> decode_all(context & ctx, const std::vector<int32_t> & toks) 
     return out;
 }
 
-double max_rel(const std::vector<float> & a, const std::vector<float> & b) {
-    EXPECT_EQ(a.size(), b.size());
-    double m = 0, scale = 0;
-    for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-        m = std::max(m, std::fabs(double(a[i]) - b[i]));
-        scale = std::max(scale, std::fabs(double(b[i])));
-    }
-    return m / std::max(scale, 1e-30);
-}
-
 }  // namespace
 
 TEST(placement, layers_and_their_kv_cells_on_two_devices) {
@@ -191,7 +182,7 @@ TEST(placement, layers_and_their_kv_cells_on_two_devices) {
     EXPECT_EQ(c.kv_swa()->bytes(b.buffer_type()), 1 * row * c.kv_swa()->size());
     EXPECT_EQ(c.kv().bytes(b.buffer_type()), 1 * row * c.kv().size());
     EXPECT_EQ(c.kv().bytes(a.buffer_type()), 0u);
-    EXPECT_LE(max_rel(decode_all(c, ref.prompt_tokens), want), 1e-5);
+    EXPECT_LE(logits_max_rel(decode_all(c, ref.prompt_tokens), want), 1e-5);
     // Everything and the output layer: the tied output matrix gets a copy on the device.
     mp.n_gpu_layers = -1;
     std::unique_ptr<model> all = model::load(path, mp);
@@ -199,7 +190,7 @@ TEST(placement, layers_and_their_kv_cells_on_two_devices) {
     EXPECT_NE(all->weights().output, all->weights().tok_embd);
     EXPECT_EQ(all->output_device(), &b);
     context c2(*all, cp);
-    EXPECT_LE(max_rel(decode_all(c2, ref.prompt_tokens), want), 1e-5);
+    EXPECT_LE(logits_max_rel(decode_all(c2, ref.prompt_tokens), want), 1e-5);
 }
 
 namespace {

@@ -23,9 +23,6 @@
 
 #include "ggml/backend.h"
 #include "ggml/cpu.h"
-#ifdef INFERD_HAVE_CUDA
-#include "ggml/cuda.h"
-#endif
 
 #include <cstdint>
 #include <cstdio>
@@ -78,14 +75,7 @@ inline std::vector<ggml_backend_device_i *> gpu_devices() {
 }
 
 // Why the registry has no non-CPU device.
-inline std::string no_gpu_reason() {
-#ifdef INFERD_HAVE_CUDA
-    const std::string why = ggml_backend_cuda_status();
-    return why.empty() ? "the CUDA backend found no device" : why;
-#else
-    return "this build has no GPU backend (configured without CUDA)";
-#endif
-}
+inline std::string no_gpu_reason() { return ggml_backend_registry_gpu_status(registry()); }
 
 // Whether INFERD_REQUIRE_GPU=1 is set (make gpu-check): then a missing GPU is an error.
 inline bool gpu_required() {
