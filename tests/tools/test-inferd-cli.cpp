@@ -81,7 +81,10 @@ TEST(inferd_cli, newer_families_follow_the_reference) {
                 while (k < ref.greedy_tokens.size() && ref.greedy_top2_gap[k] >= tol.top2_gap) ++k;
                 if (k == 0) continue;  // a near-tie at the first step: nothing to compare
                 std::string list;
-                for (int32_t id : ref.prompt_tokens) list += (list.empty() ? "" : ",") + std::to_string(id);
+                for (int32_t id : ref.prompt_tokens) {
+                    if (!list.empty()) list += ',';
+                    list += std::to_string(id);
+                }
                 const std::vector<int32_t> want(ref.greedy_tokens.begin(), ref.greedy_tokens.begin() + long(k));
                 for (const char * attn : {"", "--flash-attn"}) {
                     std::vector<std::string> args = {"generate", "-m", path, "--tokens", list, "-n", std::to_string(k),

@@ -20,6 +20,7 @@ constexpr const char * k_usage =
     "       inferd-cli chat -m MODEL [--chat-template NAME] [--system TEXT] [-n N]\n"
     "                       [generate's sampling and model options]\n"
     "       inferd-cli devices\n"
+    "       inferd-cli grammar compile (--gbnf FILE | --schema FILE)\n"
     "\n"
     "  generate    prints the prompt's continuation (the text; with --ids one JSON array of the\n"
     "              generated token ids instead); -n N tokens at most (default 128, -1: until an\n"
@@ -34,6 +35,9 @@ constexpr const char * k_usage =
     "              end-of-generation token); an empty line, end of input or a full context ends it\n"
     "  devices     the compute devices of this build: name, type, description, free / total\n"
     "              memory (and why there is no GPU device when there is none)\n"
+    "  grammar compile  a GBNF grammar or a JSON Schema as the grammar constrained output\n"
+    "              follows, printed as GBNF (compile errors: line and column, or the schema\n"
+    "              keyword and its place)\n"
     "  tokenize and detokenize also work on vocabulary-only GGUF files.\n"
     "\n"
     "defaults: --temp 0.8 --top-k 40 --top-p 0.95 --min-p 0.05 --repeat-penalty 1 --seed random\n"
@@ -191,7 +195,7 @@ int cli_decode_tokens(context & ctx, const std::vector<int32_t> & tokens, int32_
 
 int cli_tool_main(const std::vector<std::string> & args, std::FILE * in, std::FILE * out, std::FILE * err) {
     const cli_env env{in, out, err};
-    if (args.empty()) return cli_usage_error(env, "a command is required (generate, tokenize, detokenize, chat, devices)");
+    if (args.empty()) return cli_usage_error(env, "a command is required (generate, tokenize, detokenize, chat, devices, grammar)");
     const std::string & cmd = args[0];
     const std::vector<std::string> rest(args.begin() + 1, args.end());
     if (cmd == "-h" || cmd == "--help" || cmd == "help") {
@@ -203,6 +207,7 @@ int cli_tool_main(const std::vector<std::string> & args, std::FILE * in, std::FI
     if (cmd == "tokenize") return cli_tokenize_main(rest, env);
     if (cmd == "detokenize") return cli_detokenize_main(rest, env);
     if (cmd == "devices") return cli_devices_main(rest, env);
+    if (cmd == "grammar") return cli_grammar_main(rest, env);
     return cli_usage_error(env, "unknown command '" + cmd + "'");
 }
 

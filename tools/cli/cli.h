@@ -1,5 +1,5 @@
 // tools/cli/cli.h — inferd-cli: generate, tokenize, detokenize and chat on the engine; devices
-// lists the compute devices.
+// lists the compute devices; grammar compile prints a GBNF grammar or JSON Schema compiled.
 //
 // Usage (from main or a test):
 //   int rc = cli_tool_main({"generate", "-m", "m.gguf", "--tokens", "1", "-n", "8", "--temp", "0", "--ids"},

@@ -38,6 +38,7 @@ std::string seq(const std::string & a, const std::string & b) {
 std::string same_length(const std::string & lo, const std::string & hi) {
     if (lo.empty()) return "";
     if (lo == hi) return "\"" + lo + "\"";
+    if (lo.size() == 1) return digit_class(lo[0], hi[0]);
     const size_t rest = lo.size() - 1;
     if (lo.find_first_not_of('0') == std::string::npos && hi.find_first_not_of('9') == std::string::npos) {
         return any_digits(lo.size());

@@ -1,0 +1,64 @@
+// inferd-cli grammar compile: a GBNF grammar or a JSON Schema compiled to the grammar constrained
+// generation uses, printed as GBNF (one rule per line, generated rules included); a compile error
+// names the file and the problem (line and column for GBNF, the keyword and its place for
+// schemas).
+#include "cli-common.h"
+
+#include "grammar/gbnf.h"
+#include "grammar/json-schema.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+bool read_file(const std::string & path, std::string * out) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    *out = ss.str();
+    return !in.bad();
+}
+
+int compile_main(const std::vector<std::string> & args, const cli_env & env) {
+    tool_args a;
+    std::string e;
+    if (!tool_args_parse(args, {{nullptr, "--gbnf"}, {nullptr, "--schema"}}, &a, &e)) return cli_usage_error(env, e);
+    if (a.help) return cli_print_usage(env.out), 0;
+    if (!a.positional.empty()) return cli_usage_error(env, "unexpected argument '" + a.positional[0] + "'");
+    const std::string * gbnf = a.option("--gbnf");
+    const std::string * schema = a.option("--schema");
+    if ((gbnf != nullptr) == (schema != nullptr)) return cli_usage_error(env, "grammar compile needs one of --gbnf FILE or --schema FILE");
+    const std::string & path = gbnf ? *gbnf : *schema;
+    std::string text;
+    if (!read_file(path, &text)) {
+        std::fprintf(env.err, "inferd-cli: cannot read %s\n", path.c_str());
+        return 1;
+    }
+    if (gbnf) {
+        const grammar_parse_result r = grammar_parse_gbnf(text);
+        if (!r.ok()) {
+            std::fprintf(env.err, "inferd-cli: %s: %s\n", path.c_str(), r.error.to_string().c_str());
+            return 1;
+        }
+        std::fputs(grammar_to_gbnf(r.value).c_str(), env.out);
+        return 0;
+    }
+    const json_schema_result r = json_schema_compile(text);
+    if (!r.ok()) {
+        std::fprintf(env.err, "inferd-cli: %s: %s\n", path.c_str(), r.error.c_str());
+        return 1;
+    }
+    std::fputs(grammar_to_gbnf(r.value).c_str(), env.out);
+    return 0;
+}
+
+}  // namespace
+
+int cli_grammar_main(const std::vector<std::string> & args, const cli_env & env) {
+    if (args.empty()) return cli_usage_error(env, "grammar needs a command (compile)");
+    const std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (args[0] == "compile") return compile_main(rest, env);
+    return cli_usage_error(env, "unknown grammar command '" + args[0] + "' (supported: compile)");
+}
