@@ -69,7 +69,26 @@ int32_t sampler::history_count(int32_t id) const {
     return count_[static_cast<size_t>(id)];
 }
 
+sampler::sampler(const sampler & o)
+    : params_(o.params_), n_vocab_(o.n_vocab_), rng_(o.rng_), cand_(o.cand_), work_(o.work_), ring_(o.ring_),
+      ring_head_(o.ring_head_), ring_size_(o.ring_size_), count_(o.count_), distinct_(o.distinct_), where_(o.where_) {
+    cand_.reserve(static_cast<size_t>(n_vocab_));
+    for (const auto & st : o.stages_) stages_.push_back(st->clone());
+}
+
+void sampler::add_stage(std::unique_ptr<sampler_stage_i> stage) {
+    if (stage) stages_.push_back(std::move(stage));
+}
+
 bool sampler::accept(int32_t id) {
+    if (!accept_history(id)) return false;
+    for (const auto & st : stages_) {
+        if (!st->accept(id)) return false;
+    }
+    return true;
+}
+
+bool sampler::accept_history(int32_t id) {
     if (id < 0 || id >= n_vocab_) return false;
     if (params_.penalty_last_n == 0) return true;
     auto add = [this](int32_t t, int32_t delta) {
@@ -111,6 +130,7 @@ void sampler::reset() {
     ring_.clear();
     ring_head_ = 0;
     rng_.seed(params_.seed);
+    for (const auto & st : stages_) st->reset();
 }
 
 bool sampler::penalties_active() const {
@@ -119,11 +139,11 @@ bool sampler::penalties_active() const {
             params_.frequency_penalty != 0.0f);
 }
 
-// Returns logits itself when neither penalties nor bias change anything, else work_ holding
-// the penalised and biased row.
+// Returns logits itself when neither penalties, bias nor stages change anything, else work_
+// holding the penalised, biased row that the stages have seen.
 const float * sampler::apply_penalties_and_bias(const float * logits) {
     const bool penalise = penalties_active();
-    if (!penalise && params_.logit_bias.empty()) return logits;
+    if (!penalise && params_.logit_bias.empty() && stages_.empty()) return logits;
     work_.resize(static_cast<size_t>(n_vocab_));
     std::memcpy(work_.data(), logits, static_cast<size_t>(n_vocab_) * sizeof(float));
     if (penalise) {
@@ -138,6 +158,7 @@ const float * sampler::apply_penalties_and_bias(const float * logits) {
         }
     }
     for (const auto & [id, bias] : params_.logit_bias) work_[static_cast<size_t>(id)] += bias;
+    for (const auto & st : stages_) st->apply(work_.data(), n_vocab_);
     return work_.data();
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -569,4 +570,92 @@ TEST(sampling, validation_names_the_field) {
     } catch (const std::invalid_argument & e) {
         EXPECT_NE(std::string(e.what()).find("top_p"), std::string::npos);
     }
+}
+
+namespace {
+
+// A stage that forbids a set of tokens and refuses to accept them; records what it accepted.
+class ban_stage final : public sampler_stage_i {
+public:
+    explicit ban_stage(std::vector<int32_t> banned) : banned_(std::move(banned)) {}
+    const char * name() const override { return "ban"; }
+    void apply(float * logits, int32_t n_vocab) override {
+        ++applied;
+        for (int32_t t : banned_) {
+            if (t < n_vocab) logits[t] = -INFINITY;
+        }
+    }
+    bool accept(int32_t id) override {
+        if (std::find(banned_.begin(), banned_.end(), id) != banned_.end()) return false;
+        accepted.push_back(id);
+        return true;
+    }
+    void reset() override { accepted.clear(); }
+    std::unique_ptr<sampler_stage_i> clone() const override { return std::make_unique<ban_stage>(*this); }
+
+    std::vector<int32_t> accepted;
+    int applied = 0;
+
+private:
+    std::vector<int32_t> banned_;
+};
+
+}  // namespace
+
+TEST(sampling_stages, a_stage_forbids_tokens_before_the_filters) {
+    const std::vector<float> logits = {0.0f, 5.0f, 4.0f, 3.0f, 1.0f};
+    sampling_params p;
+    p.temperature = 0.0f;
+    sampler greedy(p, 5);
+    greedy.add_stage(std::make_unique<ban_stage>(std::vector<int32_t>{1}));
+    EXPECT_EQ(greedy.sample(logits.data()).id, 2) << "the best token is banned: the next best";
+    // top-k 1 after the stage: the survivor is the best allowed token, not nothing
+    p.temperature = 1.0f;
+    p.top_k = 1;
+    p.top_p = 1.0f;
+    p.min_p = 0.0f;
+    sampler topk(p, 5);
+    topk.add_stage(std::make_unique<ban_stage>(std::vector<int32_t>{1, 2}));
+    const auto & d = topk.distribution(logits.data());
+    ASSERT_EQ(d.size(), 1u);
+    EXPECT_EQ(d[0].id, 3);
+    // every token banned: nothing drawable
+    sampler none(p, 5);
+    none.add_stage(std::make_unique<ban_stage>(std::vector<int32_t>{0, 1, 2, 3, 4}));
+    EXPECT_EQ(none.sample(logits.data()).id, -1);
+    // log-probabilities stay those of the raw row
+    sampler lp(p, 5);
+    lp.add_stage(std::make_unique<ban_stage>(std::vector<int32_t>{1}));
+    const sampled_token t = lp.sample(logits.data());
+    EXPECT_FLOAT_EQ(t.logprob, sampling_logprobs(logits.data(), 5, t.id, 0).logprob);
+}
+
+TEST(sampling_stages, accept_reset_and_copies) {
+    sampling_params p;
+    p.temperature = 0.9f;
+    p.seed = 7;
+    sampler s(p, 5);
+    auto stage = std::make_unique<ban_stage>(std::vector<int32_t>{4});
+    ban_stage * st = stage.get();
+    s.add_stage(std::move(stage));
+    EXPECT_EQ(s.n_stages(), 1u);
+    EXPECT_TRUE(s.accept_history(3)) << "prompt tokens go to the penalties only";
+    EXPECT_TRUE(st->accepted.empty());
+    EXPECT_TRUE(s.accept(1));
+    EXPECT_TRUE(s.accept(2));
+    EXPECT_EQ(st->accepted, (std::vector<int32_t>{1, 2}));
+    EXPECT_EQ(s.history_count(3), 1);
+    EXPECT_FALSE(s.accept(4)) << "the stage refuses a token it forbids";
+    EXPECT_FALSE(s.accept(9)) << "out of range";
+    // a copy: same state, independent from then on, same draws
+    sampler c(s);
+    const std::vector<float> logits = {1.0f, 1.5f, 0.5f, 2.0f, 0.0f};
+    for (int i = 0; i < 20; ++i) EXPECT_EQ(c.sample(logits.data()).id, s.sample(logits.data()).id);
+    EXPECT_TRUE(c.accept(0));
+    EXPECT_EQ(st->accepted, (std::vector<int32_t>{1, 2})) << "the copy's stage is its own";
+    EXPECT_EQ(c.history_count(0), 1);
+    EXPECT_EQ(s.history_count(0), 0);
+    s.reset();
+    EXPECT_TRUE(st->accepted.empty());
+    EXPECT_EQ(s.history_count(1), 0);
 }

@@ -93,7 +93,7 @@ int cli_generate_main(const std::vector<std::string> & args, const cli_env & env
     if (!o.dump_logits.empty() && !write_logits(o.dump_logits, all, env)) return 1;
 
     sampler smp(o.sampling, m->hparams().n_vocab);
-    for (int32_t id : o.tokens) smp.accept(id);
+    for (int32_t id : o.tokens) smp.accept_history(id);
     std::vector<int32_t> generated;
     utf8_stream text;
     const float * row = ctx->logits(int32_t((o.tokens.size() - 1) % ctx->params().n_batch));

@@ -4,11 +4,11 @@
 //   sampling_params sp; sp.temperature = 0.7f; sp.top_k = 40; sp.seed = 42; sp.n_probs = 5;
 //   if (auto err = sampling_params_validate(sp, n_vocab); !err.empty()) reject(err);  // names the field
 //   sampler smp(sp, n_vocab);                 // throws std::invalid_argument with the same message
-//   for (int32_t t : prompt) smp.accept(t);   // optional: let penalties see the prompt
+//   for (int32_t t : prompt) smp.accept_history(t);   // optional: let penalties see the prompt
 //   for (;;) {
 //       sampled_token tok = smp.sample(logits);   // logits: n_vocab floats of the last position
 //       if (tok.id < 0) break;                    // nothing drawable (every logit -inf or NaN)
-//       smp.accept(tok.id);                       // feeds the penalty window
+//       smp.accept(tok.id);                       // feeds the penalty window and the stages
 //       ...                                       // decode tok.id, next logits
 //   }
 //
@@ -22,6 +22,7 @@
 //        presence:  logit -= presence_penalty
 //        frequency: logit -= frequency_penalty * c
 //   2. logit bias: each (id, b) adds b to logit[id]; b = -INFINITY bans id. Repeated ids add up.
+//   2b. the stages added with add_stage, in order (sampler_stage_i: e.g. a grammar's mask).
 //   Candidates: the tokens whose logit is now finite (NaN and +-inf are never drawn).
 //   3. top-k (top_k > 0): keeps the k best candidates.
 //   4. top-p (top_p < 1): with p_i the softmax at temperature 1 over the remaining candidates,
@@ -64,6 +65,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <utility>
@@ -113,9 +115,36 @@ struct sampling_candidate {
 // the offending field, e.g. "top_p must be in (0, 1], got 1.5".
 std::string sampling_params_validate(const sampling_params & p, int32_t n_vocab);
 
+// A stage of the chain that the caller adds (a grammar's token mask, for one): it sees the
+// working row of logits after penalties and logit bias, before top-k and the other filters, and
+// the tokens the sequence goes on with.
+//   apply:  changes the row in place (n_vocab floats); a stage forbids a token by setting its
+//           logit to -INFINITY (forbidden tokens are never drawn; when every token is, sample()
+//           returns id -1).
+//   accept: the token the sequence continues with; false when the stage cannot take it (the
+//           sampler then stops and returns false).
+//   reset:  back to the state before any accept.
+//   clone:  an independent copy in the same state (a sampler copied for another choice).
+class sampler_stage_i {
+public:
+    virtual ~sampler_stage_i() = default;
+    virtual const char * name() const = 0;
+    virtual void apply(float * logits, int32_t n_vocab) = 0;
+    virtual bool accept(int32_t id) = 0;
+    virtual void reset() = 0;
+    virtual std::unique_ptr<sampler_stage_i> clone() const = 0;
+};
+
 class sampler {
 public:
     sampler(const sampling_params & params, int32_t n_vocab);  // throws std::invalid_argument
+    // A copy in the same state: penalty window, RNG position, and a clone of every stage.
+    sampler(const sampler & other);
+    sampler & operator=(const sampler &) = delete;
+
+    // Appends a stage (applied in the order added, after penalties and bias).
+    void add_stage(std::unique_ptr<sampler_stage_i> stage);
+    size_t n_stages() const { return stages_.size(); }
 
     // Draws a token from logits (n_vocab floats). Advances the RNG (unless greedy); does not
     // change the penalty history.
@@ -127,11 +156,15 @@ public:
     // drawable. Valid until the next call.
     const std::vector<sampling_candidate> & distribution(const float * logits);
 
-    // Appends id to the penalty history (prompt tokens too, if the caller wants them
-    // penalised). Returns false and changes nothing when id is out of range.
+    // The sequence continues with id: appends it to the penalty history and passes it to every
+    // stage in order. Returns false when id is out of range (nothing changes) or a stage refuses
+    // it (the stages before it have taken it: reset() or discard the sampler).
     bool accept(int32_t id);
+    // Appends id to the penalty history only (prompt tokens the penalties should see; stages do
+    // not see them). Returns false and changes nothing when id is out of range.
+    bool accept_history(int32_t id);
 
-    // Clears the penalty history and reseeds the RNG with params().seed.
+    // Clears the penalty history, resets every stage and reseeds the RNG with params().seed.
     void reset();
 
     const sampling_params & params() const { return params_; }
@@ -165,4 +198,6 @@ private:
     std::vector<int32_t> count_;
     std::vector<int32_t> distinct_;
     std::vector<int32_t> where_;
+
+    std::vector<std::unique_ptr<sampler_stage_i>> stages_;
 };
