@@ -14,6 +14,7 @@
 //     the F32 activations (NMSE bound: the 8-bit activations dominate it).
 #include "cpu/mul-mat.h"
 #include "cpu/quant-dot.h"
+#include "quant-dot-test-data.h"
 #include "test-devices.h"
 
 #include "ggml/backend.h"
@@ -31,19 +32,9 @@
 
 namespace {
 
-// splitmix64: reproducible values.
-struct rng {
-    uint64_t s;
-    uint64_t next() {
-        uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return z ^ (z >> 31);
-    }
-    double uniform() { return double(next() >> 11) / double(1ull << 53) * 2.0 - 1.0; }  // [-1, 1)
-};
-
-int best_isa() { return int(ggml_cpu_detect_features().best_isa()); }
+using quant_dot_test::best_isa;
+using quant_dot_test::random_acts;
+using quant_dot_test::rng;
 const char * const k_isa_names[3] = {"scalar", "avx2", "avx512"};
 
 const int k_cb[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
@@ -126,29 +117,6 @@ std::vector<uint8_t> random_weights(const iq_type & it, int64_t nb, int64_t rows
             const float d = kind == 0 ? 0.0f : float(g.uniform() * std::pow(10.0, -1.0 - 2.0 * std::fabs(g.uniform())));
             write_u16(b, kind == 1 ? uint16_t(0x8001) : ggml_fp32_to_fp16(d));
         }
-    }
-    return mem;
-}
-
-// Random activations, quantized by the reference quantizer: per 32 values uniform values, a
-// constant (all codes at the end), zeros, or one outlier among small values.
-std::vector<uint8_t> random_acts(ggml_type at, int64_t k, int64_t cols, size_t ld, rng & g) {
-    std::vector<uint8_t> mem(ld * size_t(cols) + 64, 0xA5);
-    std::vector<float> x(static_cast<size_t>(k));
-    for (int64_t c = 0; c < cols; ++c) {
-        for (int64_t i = 0; i < k; i += 32) {
-            const uint64_t kind = g.next() % 8;
-            const double scale = std::pow(10.0, 2.0 * g.uniform());
-            for (int j = 0; j < 32; ++j) {
-                double v = g.uniform() * scale;
-                if (kind == 1) v = scale;
-                if (kind == 2) v = -scale;
-                if (kind == 3) v = 0.0;
-                if (kind == 4) v = j == 7 ? 100.0 * scale : v * 0.01;
-                x[size_t(i + j)] = float(v);
-            }
-        }
-        ggml_get_type_traits(at).from_float(x.data(), mem.data() + size_t(c) * ld, k);
     }
     return mem;
 }
