@@ -120,6 +120,7 @@ void api_read_generation_options(json_reader & r, api_generation_options & out) 
     read_stream(r, out);
     read_stop(r, out.stop);
     r.string("user", out.user);
+    r.boolean("ignore_eos", out.ignore_eos);
     api_sampling_params & s = out.sampling;
     r.number("temperature", 0.0, 2.0, s.temperature);
     r.number("top_p", 0.0, 1.0, s.top_p, true);

@@ -130,6 +130,7 @@ void server_app::impl::handle_completions(const http_request & req, std::shared_
             gen_request g;
             g.prompt = pp.tokens;
             g.max_tokens = cr.max_tokens;
+            g.ignore_eos = cr.ignore_eos;
             g.prompt_logprobs = plan.st->prompt_logprobs ? plan.st->n_logprobs : -1;
             g.sampling = to_sampling(cr.sampling, plan.st->n_logprobs, seed + uint64_t(index));
             g.sink = std::make_shared<generation_sink>(plan.st, index, cr.stop, c == 0, pp.echo_text);
@@ -176,6 +177,7 @@ void server_app::impl::handle_chat(const http_request & req, std::shared_ptr<htt
         gen_request g;
         g.prompt = tokens;
         g.max_tokens = cr.max_tokens ? *cr.max_tokens : -1;
+        g.ignore_eos = cr.ignore_eos;
         g.sampling = to_sampling(cr.sampling, plan.st->n_logprobs, seed + uint64_t(c));
         g.sink = std::make_shared<generation_sink>(plan.st, c, stops, c == 0, "");
         plan.requests.push_back(std::move(g));

@@ -48,6 +48,7 @@ TEST(CompletionRequest, DefaultsAreOpenAIs) {
     EXPECT_EQ(req.sampling.frequency_penalty, 0.0);
     EXPECT_FALSE(req.sampling.seed.has_value());
     EXPECT_TRUE(req.sampling.logit_bias.empty());
+    EXPECT_FALSE(req.ignore_eos);
 }
 
 TEST(CompletionRequest, NullMeansDefaultAndUnknownFieldsAreIgnored) {
@@ -67,7 +68,7 @@ TEST(CompletionRequest, EveryFieldIsRead) {
         "model":"m","prompt":"p","max_tokens":0,"temperature":0,"top_p":0.5,"n":16,"stream":true,
         "stream_options":{"include_usage":true},"stop":["a","bc"],"seed":-7,"presence_penalty":-2,
         "frequency_penalty":2,"logit_bias":{"15":-100,"7":100,"0":0.5},"logprobs":20,"echo":true,
-        "user":"u-1","top_k":40,"min_p":1,"repeat_penalty":1.1})");
+        "user":"u-1","top_k":40,"min_p":1,"repeat_penalty":1.1,"ignore_eos":true})");
     EXPECT_EQ(req.max_tokens, 0);
     EXPECT_EQ(req.sampling.temperature, 0.0);
     EXPECT_EQ(req.sampling.top_p, 0.5);
@@ -93,6 +94,7 @@ TEST(CompletionRequest, EveryFieldIsRead) {
     EXPECT_EQ(req.sampling.top_k, 40);
     EXPECT_EQ(req.sampling.min_p, 1.0);
     EXPECT_DOUBLE_EQ(req.sampling.repeat_penalty, 1.1);
+    EXPECT_TRUE(req.ignore_eos);
 }
 
 TEST(CompletionRequest, StopAsOneString) {
@@ -199,6 +201,7 @@ TEST(CompletionRequest, InvalidValuesNameTheirField) {
     expect_rejected(R"("logprobs":true)", "logprobs");
     expect_rejected(R"("echo":"no")", "echo");
     expect_rejected(R"("user":7)", "user");
+    expect_rejected(R"("ignore_eos":1)", "ignore_eos");
     expect_rejected(R"("top_k":-1)", "top_k");
     expect_rejected(R"("top_k":0.5)", "top_k");
     expect_rejected(R"("min_p":1.01)", "min_p");

@@ -90,7 +90,7 @@ TEST(server_e2e_ops, disconnect_mid_stream_frees_the_slot) {
     ASSERT_TRUE(p.wait_ready()) << p.log();
     {
         test_conn c(p.port());
-        const json req = {{"prompt", json::array({1})}, {"max_tokens", 8000}, {"stream", true}, {"temperature", 1}};
+        const json req = {{"prompt", json::array({1})}, {"max_tokens", 8000}, {"stream", true}, {"temperature", 1}, {"ignore_eos", true}};
         ASSERT_TRUE(c.send(test_request("POST", "/v1/completions", req.dump(), "Content-Type: application/json\r\n")));
         auto head = c.read_head();
         ASSERT_TRUE(head);
@@ -152,7 +152,8 @@ TEST(server_e2e_ops, full_queue_answers_503_with_retry_after) {
     inferd_process p({"-m", model_path(dir), "--parallel", "1", "--max-queue", "0", "-c", "4096"});
     ASSERT_TRUE(p.wait_ready()) << p.log();
     test_conn busy(p.port(), 60);
-    const json req = {{"prompt", json::array({1})}, {"max_tokens", 4000}, {"stream", true}, {"temperature", 1}};
+    // ignore_eos: the slot stays busy for all 4000 tokens, however quickly the sample ends a story.
+    const json req = {{"prompt", json::array({1})}, {"max_tokens", 4000}, {"stream", true}, {"temperature", 1}, {"ignore_eos", true}};
     ASSERT_TRUE(busy.send(test_request("POST", "/v1/completions", req.dump(), "Content-Type: application/json\r\n")));
     ASSERT_TRUE(busy.read_head());
     ASSERT_TRUE(busy.read_chunk());  // the only slot is generating

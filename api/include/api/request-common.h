@@ -1,6 +1,6 @@
 // api/request-common.h — the fields that completions and chat completions share: model, n,
 // streaming, stop strings, user, and the sampling parameters (OpenAI's plus the extensions
-// top_k, min_p and repeat_penalty).
+// top_k, min_p, repeat_penalty and ignore_eos).
 //
 // Usage (after completion_request_parse / chat_request_parse filled `req`):
 //   const api_sampling_params & s = req.sampling;
@@ -43,6 +43,7 @@ struct api_generation_options {
     bool include_usage = false;       // stream_options.include_usage (only with stream)
     std::vector<std::string> stop = {};    // 0..4 non-empty stop strings
     std::string user = {};                 // opaque end-user id, for logs
+    bool ignore_eos = false;          // extension: keep generating past end-of-generation tokens
     api_sampling_params sampling = {};
 };
 
