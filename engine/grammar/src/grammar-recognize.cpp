@@ -8,6 +8,7 @@
 
 #include "utf8-decode.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -109,16 +110,39 @@ void earley_close(const grammar & g, const std::vector<bool> & nullable, std::ve
 
 }  // namespace
 
-bool grammar_recognize(const grammar & g, std::string_view text) {
-    if (g.rules.empty()) return false;
-    std::vector<uint32_t> cps;
-    for (size_t pos = 0; pos < text.size();) {
-        uint32_t cp = 0;
-        if (!grammar_utf8_decode(text, pos, cp)) return false;
-        cps.push_back(cp);
+namespace {
+
+// g without the alternatives that use a rule deriving no text or an empty character set.
+grammar productive_only(const grammar & g) {
+    std::vector<bool> ok(g.rules.size(), false);
+    auto alt_ok = [&](const grammar_sequence & alt) {
+        for (const grammar_symbol & s : alt) {
+            if (s.kind == grammar_symbol_kind::rule ? !ok[s.index] : g.sets[s.index].ranges.empty()) return false;
+        }
+        return true;
+    };
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (size_t r = 0; r < g.rules.size(); ++r) {
+            if (ok[r]) continue;
+            for (const grammar_sequence & alt : g.rules[r].alternatives) {
+                if (alt_ok(alt)) {
+                    ok[r] = true;
+                    changed = true;
+                    break;
+                }
+            }
+        }
     }
+    grammar out = g;
+    for (grammar_rule & r : out.rules) std::erase_if(r.alternatives, [&](const grammar_sequence & a) { return !alt_ok(a); });
+    return out;
+}
+
+// The Earley sets of the code points cps; false when a code point cannot be scanned.
+bool earley_run(const grammar & g, const std::vector<uint32_t> & cps, std::vector<earley_set> & sets) {
     const std::vector<bool> nullable = nullable_rules(g);
-    std::vector<earley_set> sets(cps.size() + 1);
+    sets.assign(cps.size() + 1, earley_set());
     for (uint32_t a = 0; a < g.rules[g.root].alternatives.size(); ++a) sets[0].add(g, {g.root, a, 0, 0});
     for (uint32_t k = 0; k <= cps.size(); ++k) {
         earley_close(g, nullable, sets, k);
@@ -133,8 +157,72 @@ bool grammar_recognize(const grammar & g, std::string_view text) {
         }
         if (!any) return false;
     }
-    for (const earley_item & it : sets[cps.size()].items()) {
+    return true;
+}
+
+bool root_done(const grammar & g, const earley_set & last) {
+    for (const earley_item & it : last.items()) {
         if (it.rule == g.root && it.origin == 0 && it.dot == g.rules[it.rule].alternatives[it.alt].size()) return true;
     }
     return false;
+}
+
+}  // namespace
+
+bool grammar_recognize(const grammar & g, std::string_view text) {
+    if (g.rules.empty()) return false;
+    std::vector<uint32_t> cps;
+    for (size_t pos = 0; pos < text.size();) {
+        uint32_t cp = 0;
+        if (!grammar_utf8_decode(text, pos, cp)) return false;
+        cps.push_back(cp);
+    }
+    std::vector<earley_set> sets;
+    return earley_run(g, cps, sets) && root_done(g, sets.back());
+}
+
+bool grammar_recognize_prefix(const grammar & src, std::string_view text) {
+    if (src.rules.empty()) return false;
+    const grammar g = productive_only(src);
+    std::vector<uint32_t> cps;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        uint32_t cp = 0;
+        if (!grammar_utf8_decode(text, pos, cp)) break;
+        cps.push_back(cp);
+    }
+    // A trailing incomplete code point: the code points its bytes can still become.
+    uint32_t lo = 0, hi = grammar_max_code_point;
+    const bool partial = pos < text.size();
+    if (partial) {
+        std::string tail(text.substr(pos));
+        const auto b0 = uint8_t(tail[0]);
+        const size_t len = b0 >= 0xF0 && b0 <= 0xF4 ? 4 : b0 >= 0xE0 && b0 <= 0xEF ? 3 : b0 >= 0xC2 && b0 <= 0xDF ? 2 : 0;
+        if (len == 0 || tail.size() >= len) return false;
+        uint32_t prefix = b0 & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
+        for (size_t i = 1; i < tail.size(); ++i) {
+            if ((uint8_t(tail[i]) & 0xC0) != 0x80) return false;
+            prefix = prefix << 6 | (uint8_t(tail[i]) & 0x3F);
+        }
+        const uint32_t shift = 6 * uint32_t(len - tail.size());
+        const uint32_t min_cp = len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000;
+        lo = std::max(prefix << shift, min_cp);
+        hi = std::min((prefix << shift) | ((1u << shift) - 1), grammar_max_code_point);
+        if (lo > hi) return false;
+    }
+    std::vector<earley_set> sets;
+    if (!earley_run(g, cps, sets)) return false;
+    for (const earley_item & it : sets.back().items()) {
+        const grammar_sequence & alt = g.rules[it.rule].alternatives[it.alt];
+        if (it.dot >= alt.size() || alt[it.dot].kind != grammar_symbol_kind::chars) continue;
+        for (const grammar_char_range & r : g.sets[alt[it.dot].index].ranges) {
+            const uint32_t a = std::max(r.lo, lo), b = std::min(r.hi, hi);
+            for (uint32_t c = a; c <= b; ++c) {  // a code point of the range that is not a surrogate
+                if (c < 0xD800 || c > 0xDFFF) return true;
+                if (c == 0xDFFF) break;
+                c = 0xDFFF;
+            }
+        }
+    }
+    return !partial && root_done(g, sets.back());
 }

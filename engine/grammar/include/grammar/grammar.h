@@ -83,3 +83,8 @@ std::string grammar_to_gbnf(const grammar & g);
 // root rule. An Earley recognizer over code points: any context-free grammar (left recursion
 // and empty rules included); for tests and tools, not for masks.
 bool grammar_recognize(const grammar & g, std::string_view text);
+
+// Whether text (UTF-8, possibly ending inside a code point) is the start of some text in the
+// language of g: the reference a token mask is checked against (a token is allowed exactly when
+// the output with it is such a start). Slow; for tests.
+bool grammar_recognize_prefix(const grammar & g, std::string_view text);

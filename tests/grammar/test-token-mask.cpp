@@ -1,0 +1,195 @@
+// Token masks (grammar/token-mask.h) against a brute-force reference: on a small vocabulary
+// with multi-symbol tokens, partial UTF-8 pieces, special and end-of-generation tokens, every
+// token's bit at every step of random walks through many grammars must equal "the output with
+// this token is the start of a sentence" (grammar_recognize_prefix), and the end-of-generation
+// bit "the output is a sentence" (grammar_recognize).
+#include "grammar/gbnf.h"
+#include "grammar/json-schema.h"
+#include "grammar/token-mask.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace {
+
+constexpr int32_t k_eos = 1;
+
+std::shared_ptr<const grammar_vocab> small_vocab(std::vector<std::string> * bytes_out = nullptr) {
+    std::vector<std::string> bytes = {"<s>", "</s>", ""};  // special, end of generation, empty
+    for (int c = 0x20; c < 0x7F; ++c) bytes.push_back(std::string(1, char(c)));
+    for (const char * t : {"\n", "\t", "  ", "{\"", "\":", "\",", "\"}", "\": \"", ", \"", "ab", "abc", "ba", "aa",
+                           "aaa", " \"", "true", "tr", "ue", "false", "null", "12", "1.", ".5", "e+", "-0", "00", "yes",
+                           "no", " yes", "[]", "[[", "]]", "],", "\\\"", "\\u00", "é", "\xC3", "\xA9", "日本", "\xE6\x97",
+                           "\xA5", "\xF0\x9F", "\x98\x80", "😀", "\xFF", "a\xC3", "x\"", "\"\n"}) {
+        bytes.emplace_back(t);
+    }
+    std::vector<bool> special(bytes.size(), false);
+    special[0] = special[1] = true;
+    if (bytes_out) *bytes_out = bytes;
+    return grammar_vocab::build(bytes, special, {k_eos});
+}
+
+grammar gbnf(const std::string & text) {
+    grammar_parse_result r = grammar_parse_gbnf(text);
+    EXPECT_TRUE(r.ok()) << r.error.to_string();
+    return r.value;
+}
+
+// Random walks from the empty output: at each step the whole mask is checked, then an allowed
+// token (not the end) is taken.
+void check_walks(const grammar & g, int walks, int steps, uint32_t seed) {
+    std::vector<std::string> bytes;
+    auto vocab = small_vocab(&bytes);
+    grammar_program_result p = grammar_program_build(g);
+    ASSERT_TRUE(p.ok()) << p.error;
+    std::mt19937 rng(seed);
+    grammar_token_mask mask;
+    for (int w = 0; w < walks; ++w) {
+        grammar_matcher m(p.value, vocab);
+        std::string out;
+        for (int s = 0; s < steps; ++s) {
+            m.fill_mask(mask);
+            std::vector<int32_t> allowed;
+            for (int32_t t = 0; t < vocab->n_vocab(); ++t) {
+                bool want = false;
+                if (t == k_eos) {
+                    want = grammar_recognize(g, out);
+                    EXPECT_EQ(m.can_end(), want) << "after '" << out << "'";
+                } else if (t > 2) {
+                    want = grammar_recognize_prefix(g, out + bytes[size_t(t)]);
+                }
+                ASSERT_EQ(grammar_mask_test(mask, t), want)
+                    << "token " << t << " '" << bytes[size_t(t)] << "' after '" << out << "' in\n" << grammar_to_gbnf(g);
+                if (want && t != k_eos) allowed.push_back(t);
+            }
+            if (allowed.empty()) {
+                EXPECT_TRUE(m.is_complete()) << out;
+                break;
+            }
+            EXPECT_FALSE(m.is_complete()) << out;
+            const int32_t t = allowed[rng() % allowed.size()];
+            ASSERT_TRUE(m.accept_token(t));
+            out += bytes[size_t(t)];
+        }
+    }
+}
+
+}  // namespace
+
+TEST(token_mask, vocabulary_trie) {
+    std::vector<std::string> bytes;
+    auto v = small_vocab(&bytes);
+    const grammar_vocab::trie & t = v->get_trie();
+    EXPECT_EQ(t.tok_begin.size(), t.byte.size() + 1);
+    // Every token in the trie exactly once, under the path of its bytes; special, end and
+    // empty tokens left out.
+    std::vector<int> seen(bytes.size(), 0);
+    std::vector<std::string> path(t.byte.size());
+    for (uint32_t i = 1; i < t.byte.size(); ++i) {
+        // the parent is the nearest earlier node whose subtree holds i
+        uint32_t parent = i - 1;
+        while (t.end[parent] <= i) --parent;
+        path[i] = path[parent] + char(t.byte[i]);
+        EXPECT_EQ(t.depth[i], path[i].size());
+        for (uint32_t k = t.tok_begin[i]; k < t.tok_begin[i + 1]; ++k) {
+            EXPECT_EQ(bytes[size_t(t.tok_ids[k])], path[i]);
+            ++seen[size_t(t.tok_ids[k])];
+        }
+    }
+    for (size_t i = 0; i < bytes.size(); ++i) EXPECT_EQ(seen[i], i < 3 ? 0 : 1) << i;
+    EXPECT_TRUE(v->is_eog(k_eos));
+    EXPECT_FALSE(v->in_trie(0));
+}
+
+TEST(token_mask, literals_and_alternatives) {
+    check_walks(gbnf(R"(root ::= "yes" | "no" | "yes, " root)"), 20, 12, 1);
+    check_walks(gbnf(R"(root ::= "ab" | "abc" | "a" "b"* "c")"), 20, 10, 2);
+}
+
+TEST(token_mask, repetition_and_classes) {
+    check_walks(gbnf(R"(root ::= [a-c]{2,5} " "? [0-9]+ ("." [0-9]{1,3})?)"), 30, 14, 3);
+    check_walks(gbnf(R"(root ::= [^"\\]* "\"")"), 20, 12, 4);
+    check_walks(gbnf(R"(root ::= ("a" | "aa")* "b")"), 20, 10, 5);  // ambiguous lexing
+}
+
+TEST(token_mask, recursion_through_the_parser) {
+    check_walks(gbnf(R"(root ::= "[" (root ("," root)*)? "]")"), 40, 16, 6);
+    check_walks(gbnf(R"(root ::= root "a" | "b")"), 10, 8, 7);  // left recursion
+    check_walks(gbnf(R"(root ::= x | "[" root "]"
+x ::= "a" x | "")"), 20, 12, 8);  // nullable lexeme inside recursion
+}
+
+TEST(token_mask, utf8_pieces) {
+    // Tokens that end inside a code point are allowed exactly when a code point of the class can
+    // complete them; "\xFF" never is.
+    check_walks(gbnf(R"(root ::= [é日本😀a]+)"), 30, 10, 9);
+    check_walks(gbnf(R"(root ::= [^a]{1,4})"), 30, 6, 10);
+    check_walks(gbnf(R"(root ::= "é" | [\u00C0-\u00FF] "x")"), 20, 6, 11);
+}
+
+TEST(token_mask, json_schema_grammars) {
+    for (const char * schema : {R"({"type":"object","properties":{"a":{"type":"string","maxLength":3},"b":{"enum":[true,12]}},"required":["a"],"additionalProperties":false})",
+                                R"({"type":"array","items":{"type":"integer","minimum":-5,"maximum":120},"maxItems":3})",
+                                R"({"type":"object"})",
+                                R"({"anyOf":[{"type":"null"},{"type":"number"},{"type":"array","items":{"$ref":"#"}}]})"}) {
+        json_schema_result r = json_schema_compile(schema);
+        ASSERT_TRUE(r.ok()) << r.error;
+        check_walks(r.value, 25, 20, 12);
+    }
+}
+
+TEST(token_mask, special_tokens_and_end) {
+    auto vocab = small_vocab();
+    grammar_program_result p = grammar_program_build(gbnf(R"(root ::= "" | "a")"));
+    ASSERT_TRUE(p.ok());
+    grammar_matcher m(p.value, vocab);
+    grammar_token_mask mask;
+    m.fill_mask(mask);
+    EXPECT_TRUE(grammar_mask_test(mask, k_eos));
+    EXPECT_FALSE(grammar_mask_test(mask, 0));
+    EXPECT_FALSE(grammar_mask_test(mask, 2));
+    EXPECT_FALSE(m.accept_token(0));
+    EXPECT_FALSE(m.accept_token(2));
+    EXPECT_FALSE(m.accept_token(-1));
+    EXPECT_FALSE(m.accept_token(vocab->n_vocab()));
+    EXPECT_TRUE(m.accept_token(k_eos));  // the end is taken where the grammar accepts
+    EXPECT_FALSE(m.accept_bytes("b"));
+    EXPECT_TRUE(m.accept_bytes("a"));
+    EXPECT_TRUE(m.is_complete());
+    m.fill_mask(mask);
+    for (int32_t t = 0; t < vocab->n_vocab(); ++t) EXPECT_EQ(grammar_mask_test(mask, t), t == k_eos) << t;
+    m.reset();
+    EXPECT_FALSE(m.is_complete());
+}
+
+TEST(token_mask, copies_are_independent_and_refusals_change_nothing) {
+    auto vocab = small_vocab();
+    grammar_program_result p = grammar_program_build(gbnf(R"(root ::= "ab" [0-9]+ | "ba")"));
+    ASSERT_TRUE(p.ok());
+    grammar_matcher a(p.value, vocab);
+    ASSERT_TRUE(a.accept_bytes("a"));
+    grammar_matcher b = a;
+    EXPECT_FALSE(a.accept_bytes("bx"));   // refused as a whole: "b" alone was fine
+    EXPECT_TRUE(a.accept_bytes("b1"));
+    EXPECT_TRUE(a.can_end());
+    EXPECT_FALSE(b.can_end());
+    EXPECT_TRUE(b.accept_bytes("b"));
+    EXPECT_FALSE(b.can_end());
+    EXPECT_TRUE(b.accept_bytes("23"));
+    EXPECT_TRUE(b.can_end());
+    EXPECT_FALSE(b.is_complete());
+}
+
+TEST(token_mask, grammars_that_match_nothing_are_errors) {
+    grammar_program_result p = grammar_program_build(gbnf(R"(root ::= "a" root)"));
+    EXPECT_FALSE(p.ok());
+    EXPECT_NE(p.error.find("matches no text"), std::string::npos) << p.error;
+    // An alternative that can never match is dropped; the rest still works.
+    p = grammar_program_build(gbnf(R"(root ::= "x" | "a" loop
+loop ::= "b" loop)"));
+    ASSERT_TRUE(p.ok());
+    grammar_matcher m(p.value, small_vocab());
+    EXPECT_FALSE(m.accept_bytes("a"));
+    EXPECT_TRUE(m.accept_bytes("x"));
+}
