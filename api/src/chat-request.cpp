@@ -130,7 +130,7 @@ std::optional<api_error> chat_request_parse(std::string_view body, chat_request 
         }
         chat_request req;
         json_reader r(j);
-        api_read_generation_options(r, req);
+        api_read_generation_options(r, body, req);
         read_messages(r, req.messages);
         read_limits(r, req);
         if (r.error()) {

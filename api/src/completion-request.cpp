@@ -94,7 +94,7 @@ std::optional<api_error> completion_request_parse(std::string_view body, complet
         }
         completion_request req;
         json_reader r(j);
-        api_read_generation_options(r, req);
+        api_read_generation_options(r, body, req);
         read_prompt(r, req.prompts);
         r.integer("max_tokens", 0, token_id_max, req.max_tokens);
         r.integer("logprobs", 0, api_max_logprobs, req.logprobs);

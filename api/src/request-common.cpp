@@ -113,7 +113,7 @@ void read_stream(json_reader & r, api_generation_options & out) {
 
 }  // namespace
 
-void api_read_generation_options(json_reader & r, api_generation_options & out) {
+void api_read_generation_options(json_reader & r, std::string_view body, api_generation_options & out) {
     constexpr double no_max = std::numeric_limits<double>::max();
     r.string("model", out.model);
     r.integer("n", 1, api_max_n, out.n);
@@ -131,6 +131,7 @@ void api_read_generation_options(json_reader & r, api_generation_options & out) 
     r.number("frequency_penalty", -2.0, 2.0, s.frequency_penalty);
     r.integer("seed", s.seed);
     read_logit_bias(r, s.logit_bias);
+    api_read_constraint(r, body, out.constraint);
 }
 
 std::optional<api_error> api_sampling_check_vocab(const api_sampling_params & s, int32_t n_vocab) {

@@ -3,6 +3,8 @@
 
 #include "server/batch-loop.h"
 
+#include "grammar/token-mask.h"
+
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -13,6 +15,7 @@
 struct batch_job {
     gen_request req;
     std::unique_ptr<sampler> smp;
+    const grammar_matcher * grammar = nullptr;  // the grammar stage's state in smp, when constrained
     std::vector<int32_t> generated;  // every token reported to the sink so far
     int32_t n_cached_first = -1;     // prefix-cache hits at the first admission
     uint64_t id = 0;
@@ -51,6 +54,9 @@ struct batch_loop::impl {
     std::thread thread;
     std::function<void(int32_t)> step_observer;
 
+    std::once_flag grammar_vocab_once;  // the model's vocabulary for grammars, built on first use
+    std::shared_ptr<const grammar_vocab> grammar_vocab_;
+
     std::atomic<uint32_t> n_running{0}, n_waiting{0};
     std::atomic<float> kv_usage{0.0f};
     std::atomic<uint64_t> n_steps{0};
@@ -59,6 +65,8 @@ struct batch_loop::impl {
     impl(const model & mm, const batch_loop_params & p) : m(mm), params(p) {}
 
     std::string check(const gen_request & r) const;  // "" when the request may be queued
+    std::unique_ptr<batch_job> new_job(const gen_request & r);  // its sampler (and grammar stage)
+    std::shared_ptr<const grammar_vocab> model_grammar_vocab();  // thread-safe
     void run();
     bool step();  // false when there was nothing to do
     void admit_waiting();

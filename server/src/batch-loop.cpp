@@ -1,6 +1,8 @@
 // The batch loop's thread, queue and step: admission, one decode, sampling, finishing.
 #include "batch-loop-impl.h"
 
+#include "engine/grammar-stage.h"
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -93,10 +95,10 @@ bool batch_loop::submit_all(std::vector<gen_request> & rs, std::string * why) {
         if (std::string bad = s.check(r); !bad.empty()) return fail(bad);
     }
     std::vector<std::unique_ptr<batch_job>> jobs;
-    for (gen_request & r : rs) {
-        auto job = std::make_unique<batch_job>();
-        job->smp = std::make_unique<sampler>(r.sampling, s.m.hparams().n_vocab);
-        jobs.push_back(std::move(job));
+    try {
+        for (const gen_request & r : rs) jobs.push_back(s.new_job(r));
+    } catch (const std::exception & e) {
+        return fail(std::string("the request could not be prepared: ") + e.what());
     }
     {
         std::lock_guard<std::mutex> lk(s.mu);
@@ -113,6 +115,22 @@ bool batch_loop::submit_all(std::vector<gen_request> & rs, std::string * why) {
     }
     s.cv.notify_all();
     return true;
+}
+
+std::shared_ptr<const grammar_vocab> batch_loop::impl::model_grammar_vocab() {
+    std::call_once(grammar_vocab_once, [this] { grammar_vocab_ = grammar_vocab_from_model(m.get_vocab(), m.get_tokenizer()); });
+    return grammar_vocab_;
+}
+
+std::unique_ptr<batch_job> batch_loop::impl::new_job(const gen_request & r) {
+    auto job = std::make_unique<batch_job>();
+    job->smp = std::make_unique<sampler>(r.sampling, m.hparams().n_vocab);
+    if (r.grammar) {
+        std::unique_ptr<sampler_stage_i> stage = grammar_stage_new(r.grammar, model_grammar_vocab());
+        job->grammar = grammar_stage_matcher(*stage);  // owned by the sampler from here on
+        job->smp->add_stage(std::move(stage));
+    }
+    return job;
 }
 
 void batch_loop::set_step_observer(std::function<void(int32_t)> f) { impl_->step_observer = std::move(f); }
@@ -261,15 +279,20 @@ void batch_loop::impl::sample_slot(batch_slot & s) {
     }
     const sampled_token t = j.smp->sample(ctx->logits(s.logits_idx));
     s.state = slot_state::generate;
+    if (t.id < 0 && j.grammar) return finish(s, gen_finish::stop);  // the grammar allows nothing more
     if (t.id < 0) return finish(s, gen_finish::error, "no token could be sampled (every logit was excluded)");
-    if (!j.req.ignore_eos && m.get_vocab().is_eog(t.id)) return finish(s, gen_finish::stop);
-    j.smp->accept(t.id);
+    // Under a grammar an end-of-generation token comes only where the output is complete.
+    if ((!j.req.ignore_eos || j.grammar) && m.get_vocab().is_eog(t.id)) return finish(s, gen_finish::stop);
+    if (!j.smp->accept(t.id)) {
+        return finish(s, gen_finish::error, "the sampler refused token " + std::to_string(t.id) + " that it sampled");
+    }
     j.generated.push_back(t.id);
     gen_token out;
     out.id = t.id;
     out.logprob = t.logprob;
     out.top = t.top;
     if (!j.req.sink->on_token(out)) return finish(s, gen_finish::stop);
+    if (j.grammar && j.grammar->is_complete()) return finish(s, gen_finish::stop);
     if (j.req.max_tokens >= 0 && int32_t(j.generated.size()) >= j.req.max_tokens) return finish(s, gen_finish::length);
     if (s.tokens.size() + 1 >= ctx->n_ctx()) return finish(s, gen_finish::length);
     s.pending = t.id;

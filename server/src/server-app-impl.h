@@ -2,6 +2,7 @@
 #pragma once
 
 #include "api/error.h"
+#include "grammar-cache.h"
 #include "engine/model.h"
 #include "server/batch-loop.h"
 #include "server/http-server.h"
@@ -27,6 +28,7 @@ struct server_app::impl {
     std::unique_ptr<batch_loop> loop;
     std::optional<chat_template_kind> tmpl;
     std::string model_id;
+    grammar_program_cache grammars;  // compiled output constraints (structured output)
     int64_t created = 0;
     std::thread loader;
     std::atomic<bool> is_ready{false}, is_failed{false};

@@ -1,5 +1,6 @@
-// POST /v1/completions and POST /v1/chat/completions: parse, tokenize (or render the chat
-// template), check the context, one batch-loop request per prompt and choice.
+// POST /v1/completions and POST /v1/chat/completions: parse, compile the output constraint,
+// tokenize (or render the chat template), check the context, one batch-loop request per prompt
+// and choice.
 #include "api/chat-request.h"
 #include "api/completion-request.h"
 #include "engine/chat-template.h"
@@ -102,6 +103,8 @@ void server_app::impl::handle_completions(const http_request & req, std::shared_
     const int32_t n_vocab = mdl->hparams().n_vocab;
     if (auto e = completion_request_check_vocab(cr, n_vocab)) return respond_error(req, res, *e, t0);
     if (!cr.model.empty() && cr.model != model_id) return respond_error(req, res, api_error_model_not_found(cr.model), t0);
+    std::shared_ptr<const grammar_program> program;
+    if (auto e = grammars.compile(cr.constraint, &program)) return respond_error(req, res, *e, t0);
     const tokenizer & tok = mdl->get_tokenizer();
     std::vector<prepared_prompt> prompts;
     for (const api_prompt & p : cr.prompts) {
@@ -133,6 +136,7 @@ void server_app::impl::handle_completions(const http_request & req, std::shared_
             g.ignore_eos = cr.ignore_eos;
             g.prompt_logprobs = plan.st->prompt_logprobs ? plan.st->n_logprobs : -1;
             g.sampling = to_sampling(cr.sampling, plan.st->n_logprobs, seed + uint64_t(index));
+            g.grammar = program;
             g.sink = std::make_shared<generation_sink>(plan.st, index, cr.stop, c == 0, pp.echo_text);
             plan.requests.push_back(std::move(g));
             completion_choice ch;
@@ -151,6 +155,8 @@ void server_app::impl::handle_chat(const http_request & req, std::shared_ptr<htt
     if (auto e = chat_request_parse(req.body, cr)) return respond_error(req, res, *e, t0);
     if (auto e = api_sampling_check_vocab(cr.sampling, mdl->hparams().n_vocab)) return respond_error(req, res, *e, t0);
     if (!cr.model.empty() && cr.model != model_id) return respond_error(req, res, api_error_model_not_found(cr.model), t0);
+    std::shared_ptr<const grammar_program> program;
+    if (auto e = grammars.compile(cr.constraint, &program)) return respond_error(req, res, *e, t0);
     std::vector<chat_message> msgs;
     for (const api_chat_message & m : cr.messages) msgs.push_back({api_chat_role_name(m.role), m.content});
     const vocab & v = mdl->get_vocab();
@@ -179,6 +185,7 @@ void server_app::impl::handle_chat(const http_request & req, std::shared_ptr<htt
         g.max_tokens = cr.max_tokens ? *cr.max_tokens : -1;
         g.ignore_eos = cr.ignore_eos;
         g.sampling = to_sampling(cr.sampling, plan.st->n_logprobs, seed + uint64_t(c));
+        g.grammar = program;
         g.sink = std::make_shared<generation_sink>(plan.st, c, stops, c == 0, "");
         plan.requests.push_back(std::move(g));
         chat_choice ch;

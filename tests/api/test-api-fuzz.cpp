@@ -21,10 +21,12 @@ const std::vector<std::string> seeds = {
     R"({"messages":[{"role":"assistant","content":null}],"max_completion_tokens":4,"seed":-1,"top_k":3})",
     R"({"content":"hello","add_special":false,"with_pieces":true})",
     R"({"tokens":[1,2,3]})",
+    R"({"prompt":"p","response_format":{"type":"json_schema","json_schema":{"name":"n","schema":{"type":"object","properties":{"b":{},"a":{}}}}}})",
+    R"({"messages":[{"role":"user","content":"u"}],"json_schema":{"enum":[1,2]},"grammar":"root ::= \"a\""})",
 };
 
 const std::string fragments[] = {"{", "}", "[", "]", ",", ":", "\"", "null", "true", "-1", "1e999", "0.5",
-                                 "\"prompt\"", "\"messages\"", "\\u0000", "\xff", "\xc3", "[[", "{\"a\":"};
+                                 "\"prompt\"", "\"messages\"", "\"schema\"", "\"grammar\"", "\\u0000", "\xff", "\xc3", "[[", "{\"a\":"};
 
 // Checks that all four parsers take `body` without throwing and answer with a 400 or success.
 void parse_all(const std::string & body) {

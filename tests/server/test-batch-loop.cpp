@@ -1,6 +1,7 @@
 // The batch loop on a real model: concurrent greedy requests equal to one-by-one runs, prefix
 // cache reuse, preemption when the KV cache is full, cancellation, stop from the sink, queue
 // limits, invalid requests, statistics back to idle.
+#include "batch-loop-test-prompts.h"
 #include "server/batch-loop.h"
 #include "testdata.h"
 
@@ -75,16 +76,6 @@ gen_request greedy(std::vector<int32_t> prompt, int32_t max_tokens, std::shared_
     r.ignore_eos = true;
     r.sink = std::move(sink);
     return r;
-}
-
-std::vector<std::vector<int32_t>> prompts_for_test(size_t n) {
-    std::vector<std::vector<int32_t>> out;
-    for (size_t i = 0; i < n; ++i) {
-        std::vector<int32_t> p = {1};
-        for (size_t k = 0; k < 6 + 3 * i; ++k) p.push_back(int32_t(259 + (i * 37 + k * 11) % 250));
-        out.push_back(p);
-    }
-    return out;
 }
 
 // Each prompt alone through a one-slot loop.

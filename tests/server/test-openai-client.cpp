@@ -1,5 +1,8 @@
-// The official `openai` npm client (installed into the build tree by this test with npm, once)
-// doing completions, chat and streaming against the real inferd.
+// Real npm clients against the real inferd: the official `openai` client doing completions, chat
+// and streaming; structured output through openai's zod helper and the `ai` SDK's generateObject
+// (an OpenAI-compatible provider). The packages are installed into the build tree with npm, once:
+// openai 4 (its zod helper wants zod 3), zod 3, ai 5 and @ai-sdk/openai-compatible 1 (the
+// newest ai wants Node 22).
 #include "server/inferd-process.h"
 #include "testdata.h"
 
@@ -7,39 +10,73 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace {
 
 bool have(const char * tool) { return std::system((std::string("command -v ") + tool + " > /dev/null 2>&1").c_str()) == 0; }
 
-}  // namespace
+const char * npm_packages[] = {"openai@4", "zod@3", "ai@5", "@ai-sdk/openai-compatible@1"};
 
-TEST(openai_client, completions_chat_and_streaming) {
-    INFERD_REQUIRE_TESTDATA(dir);
+// The npm work folder with every package installed and `script` copied in; "" after skipping
+// (or failing under CI=true) with the reason.
+std::string prepare_npm(const char * script) {
     if (!have("node") || !have("npm")) {
-        if (inferd_running_in_ci()) FAIL() << "node and npm are required under CI=true";
-        GTEST_SKIP() << "node / npm not installed: the openai client test is skipped";
+        if (inferd_running_in_ci()) ADD_FAILURE() << "node and npm are required under CI=true";
+        return "";
     }
     const std::filesystem::path here = std::filesystem::path(__FILE__).parent_path() / "openai-client";
     const std::filesystem::path work = std::filesystem::path(INFERD_NPM_DIR);
     std::filesystem::create_directories(work);
-    std::filesystem::copy_file(here / "client-test.mjs", work / "client-test.mjs",
-                               std::filesystem::copy_options::overwrite_existing);
-    if (!std::filesystem::exists(work / "node_modules" / "openai")) {
-        const std::string cmd = "cd '" + work.string() + "' && npm install --no-audit --no-fund --silent openai@4 > npm.log 2>&1";
-        if (std::system(cmd.c_str()) != 0) {
-            if (inferd_running_in_ci()) FAIL() << "npm install openai failed (see " << (work / "npm.log") << ")";
-            GTEST_SKIP() << "npm install openai failed (no network?): skipped";
-        }
+    std::filesystem::copy_file(here / script, work / script, std::filesystem::copy_options::overwrite_existing);
+    std::string missing;
+    for (const char * p : npm_packages) {
+        const std::string name = std::string(p).substr(0, std::string(p).rfind('@'));
+        if (!std::filesystem::exists(work / "node_modules" / name / "package.json")) missing += std::string(" ") + p;
     }
-    inferd_process p({"-m", dir + "/models/tiny-qwen2-q8_0.gguf", "--api-key", "sk-inferd-test", "-c", "512"});
-    ASSERT_TRUE(p.wait_ready()) << p.log();
-    const std::string cmd = "cd '" + work.string() + "' && node client-test.mjs " + std::to_string(p.port()) +
-                            " sk-inferd-test > client.log 2>&1";
+    if (missing.empty()) return work.string();
+    std::string all;
+    for (const char * p : npm_packages) all += std::string(" ") + p;
+    const std::string cmd = "cd '" + work.string() + "' && npm install --no-audit --no-fund --silent" + all + " > npm.log 2>&1";
+    if (std::system(cmd.c_str()) != 0) {
+        if (inferd_running_in_ci()) ADD_FAILURE() << "npm install" << missing << " failed (see " << (work / "npm.log") << ")";
+        return "";
+    }
+    return work.string();
+}
+
+// Runs `node script PORT KEY` in work; the exit status, its output in *out.
+int run_node(const std::string & work, const char * script, uint16_t port, std::string * out) {
+    const std::string cmd = "cd '" + work + "' && node " + script + " " + std::to_string(port) + " sk-inferd-test > client.log 2>&1";
     const int rc = std::system(cmd.c_str());
-    std::ifstream f(work / "client.log");
+    std::ifstream f(std::filesystem::path(work) / "client.log");
     std::stringstream ss;
     ss << f.rdbuf();
-    EXPECT_EQ(rc, 0) << ss.str() << "\n" << p.log();
+    *out = ss.str();
+    return rc;
+}
+
+}  // namespace
+
+TEST(openai_client, completions_chat_and_streaming) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    const std::string work = prepare_npm("client-test.mjs");
+    if (work.empty()) GTEST_SKIP() << "node / npm or the npm packages are not available: skipped";
+    inferd_process p({"-m", dir + "/models/tiny-qwen2-q8_0.gguf", "--api-key", "sk-inferd-test", "-c", "512"});
+    ASSERT_TRUE(p.wait_ready()) << p.log();
+    std::string out;
+    EXPECT_EQ(run_node(work, "client-test.mjs", p.port(), &out), 0) << out << "\n" << p.log();
+    EXPECT_EQ(p.terminate(), 0);
+}
+
+TEST(openai_client, structured_output_with_zod_and_the_ai_sdk) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    const std::string work = prepare_npm("structured-test.mjs");
+    if (work.empty()) GTEST_SKIP() << "node / npm or the npm packages are not available: skipped";
+    inferd_process p({"-m", dir + "/models/tiny-qwen2-q8_0.gguf", "--api-key", "sk-inferd-test", "-c", "1024"});
+    ASSERT_TRUE(p.wait_ready()) << p.log();
+    std::string out;
+    EXPECT_EQ(run_node(work, "structured-test.mjs", p.port(), &out), 0) << out << "\n" << p.log();
     EXPECT_EQ(p.terminate(), 0);
 }

@@ -1,18 +1,18 @@
 // inferd-cli grammar compile: a GBNF grammar or a JSON Schema compiled to the grammar constrained
 // generation uses, printed as GBNF (one rule per line, generated rules included); a compile error
 // names the file and the problem (line and column for GBNF, the keyword and its place for
-// schemas).
-#include "cli-common.h"
+// schemas). Also the dispatch of the grammar commands (check and bench have files of their own)
+// and the vocabulary loading they share.
+#include "cli-grammar.h"
 
+#include "engine/grammar-stage.h"
 #include "grammar/gbnf.h"
 #include "grammar/json-schema.h"
 
 #include <fstream>
 #include <sstream>
 
-namespace {
-
-bool read_file(const std::string & path, std::string * out) {
+bool cli_grammar_read_file(const std::string & path, std::string * out) {
     std::ifstream in(path, std::ios::binary);
     if (!in) return false;
     std::ostringstream ss;
@@ -20,6 +20,30 @@ bool read_file(const std::string & path, std::string * out) {
     *out = ss.str();
     return !in.bad();
 }
+
+bool cli_grammar_load_vocab(const std::string & path, const cli_env & env, cli_grammar_vocab * out) {
+    model_params mp;
+    mp.vocab_only = true;
+    out->md = cli_load_model(path, mp, env);
+    if (!out->md) return false;
+    if (out->md->get_vocab().type() == vocab_type::none) {
+        std::fprintf(env.err, "inferd-cli: %s has no tokenizer\n", path.c_str());
+        return false;
+    }
+    try {
+        out->gv = grammar_vocab_from_model(out->md->get_vocab(), out->md->get_tokenizer());
+    } catch (const std::exception & e) {
+        std::fprintf(env.err, "inferd-cli: %s: %s\n", path.c_str(), e.what());
+        return false;
+    }
+    return out->gv != nullptr;
+}
+
+std::vector<int32_t> cli_grammar_tokenize(const cli_grammar_vocab & v, const std::string & text) {
+    return v.md->get_tokenizer().tokenize(text, false, false);
+}
+
+namespace {
 
 int compile_main(const std::vector<std::string> & args, const cli_env & env) {
     tool_args a;
@@ -32,7 +56,7 @@ int compile_main(const std::vector<std::string> & args, const cli_env & env) {
     if ((gbnf != nullptr) == (schema != nullptr)) return cli_usage_error(env, "grammar compile needs one of --gbnf FILE or --schema FILE");
     const std::string & path = gbnf ? *gbnf : *schema;
     std::string text;
-    if (!read_file(path, &text)) {
+    if (!cli_grammar_read_file(path, &text)) {
         std::fprintf(env.err, "inferd-cli: cannot read %s\n", path.c_str());
         return 1;
     }
@@ -57,8 +81,10 @@ int compile_main(const std::vector<std::string> & args, const cli_env & env) {
 }  // namespace
 
 int cli_grammar_main(const std::vector<std::string> & args, const cli_env & env) {
-    if (args.empty()) return cli_usage_error(env, "grammar needs a command (compile)");
+    if (args.empty()) return cli_usage_error(env, "grammar needs a command (compile, check, bench)");
     const std::vector<std::string> rest(args.begin() + 1, args.end());
     if (args[0] == "compile") return compile_main(rest, env);
-    return cli_usage_error(env, "unknown grammar command '" + args[0] + "' (supported: compile)");
+    if (args[0] == "check") return cli_grammar_check_main(rest, env);
+    if (args[0] == "bench") return cli_grammar_bench_main(rest, env);
+    return cli_usage_error(env, "unknown grammar command '" + args[0] + "' (supported: compile, check, bench)");
 }

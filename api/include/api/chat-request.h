@@ -16,7 +16,8 @@
 //   {"type":"text","text":…} parts, joined with "\n"; an assistant's content may be null; name
 //   is ignored), max_tokens / max_completion_tokens (integer >= 1; when both are given
 //   max_completion_tokens wins), logprobs (bool), top_logprobs (0..20, needs logprobs true),
-//   and the shared fields of api_generation_options (request-common.h).
+//   and the shared fields of api_generation_options (request-common.h), structured output
+//   (response_format, json_schema, grammar) among them.
 //
 // Return: nullopt on success (`out` filled), otherwise the error to send: always status 400,
 // type invalid_request_error, param the field at fault ("messages[2].content[0].type",

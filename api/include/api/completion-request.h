@@ -13,7 +13,8 @@
 // Fields (absent or null: the default; unknown fields are ignored):
 //   model (string), prompt (required: string | array of strings | array of token ids | array of
 //   arrays of token ids), max_tokens (integer >= 0, default 16), logprobs (integer 0..20 or
-//   null), echo (bool), and the shared fields of api_generation_options (request-common.h).
+//   null), echo (bool), and the shared fields of api_generation_options (request-common.h),
+//   structured output (response_format, json_schema, grammar) among them.
 //
 // Return: nullopt on success (`out` filled), otherwise the error to send: always status 400,
 // type invalid_request_error, param the field at fault ("prompt", "stream_options.include_usage")

@@ -1,12 +1,14 @@
 // api/request-common.h — the fields that completions and chat completions share: model, n,
-// streaming, stop strings, user, and the sampling parameters (OpenAI's plus the extensions
-// top_k, min_p, repeat_penalty and ignore_eos).
+// streaming, stop strings, user, the sampling parameters (OpenAI's plus the extensions
+// top_k, min_p, repeat_penalty and ignore_eos), and a constraint on the output (structured
+// output: response_format, and llama-server's grammar and json_schema).
 //
 // Usage (after completion_request_parse / chat_request_parse filled `req`):
 //   const api_sampling_params & s = req.sampling;
 //   sampler.temperature = s.temperature; sampler.top_k = s.top_k; …
 //   if (auto err = api_sampling_check_vocab(s, n_vocab)) return respond(*err);   // 400 logit_bias
 //   for (int i = 0; i < req.n; ++i) start_choice(i, req.stop);
+//   if (req.constraint.kind == api_constraint_kind::json_schema) compile_schema(req.constraint.text);
 //
 // Defaults are OpenAI's: a request that sets nothing samples at temperature 1 with top_p 1 and
 // no penalties; the extensions default to "off" (top_k 0, min_p 0, repeat_penalty 1).
@@ -36,6 +38,23 @@ struct api_sampling_params {
     std::vector<api_logit_bias> logit_bias = {};  // in the order of the request's keys
 };
 
+// Structured output: the output must follow a grammar. One request gives at most one of
+//   response_format {"type":"json_object"}            any JSON object (schema {"type":"object"};
+//                                                       llama-server's "schema" member narrows it)
+//   response_format {"type":"json_schema","json_schema":{"name","schema","strict","description"}}
+//   json_schema (a schema, llama-server's extension)
+//   grammar (GBNF text, llama-server's extension; "" is no constraint)
+// response_format {"type":"text"} constrains nothing.
+enum class api_constraint_kind { none, gbnf, json_schema };
+
+struct api_constraint {
+    api_constraint_kind kind = api_constraint_kind::none;
+    std::string text = {};          // the GBNF text, or the schema as JSON text with its keys in
+                                    // the request's order (properties keep their declared order)
+    std::string source_param = {};  // where it came from, for errors: "response_format",
+                                    // "json_schema" or "grammar"
+};
+
 struct api_generation_options {
     std::string model = {};                // "" when the request names none (the server's only model)
     int32_t n = 1;                    // 1..16 choices per prompt
@@ -45,6 +64,7 @@ struct api_generation_options {
     std::string user = {};                 // opaque end-user id, for logs
     bool ignore_eos = false;          // extension: keep generating past end-of-generation tokens
     api_sampling_params sampling = {};
+    api_constraint constraint = {};
 };
 
 constexpr int32_t api_max_n = 16;

@@ -40,6 +40,15 @@
 // transforms); token 0 has none. The whole list goes to on_prompt_logprobs() once, after the
 // prompt is computed and before the first token; a preemption does not repeat it.
 //
+// Constrained output (gen_request::grammar set): the request's sampler gets a grammar stage
+// (engine/grammar-stage.h) over the model's vocabulary as the grammar engine sees it (built once,
+// at the first such request), so every token keeps the output inside the grammar; each request
+// (each choice of an API request) has its own stage, and a preempted request keeps it. The
+// request finishes with `stop` when the output is complete (no byte can follow), when the grammar
+// allows nothing more, or at an end-of-generation token (allowed only where the output is a
+// sentence of the grammar; also with ignore_eos); max_tokens and a full context still give
+// `length`.
+//
 // Sinks are called on the batch loop thread only and must not block.
 #pragma once
 
@@ -53,6 +62,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+class grammar_program;
 
 enum class gen_finish { stop, length, cancelled, error };
 const char * gen_finish_name(gen_finish f);  // "stop", "length", "cancelled", "error"
@@ -99,6 +110,7 @@ struct gen_request {
     int32_t prompt_logprobs = -1; // -1: off; 0..sampling_max_n_probs: report the prompt's
                                   // log-probabilities with that many alternatives per token
     sampling_params sampling;
+    std::shared_ptr<const grammar_program> grammar;  // nullptr: unconstrained (grammar/token-mask.h)
     std::shared_ptr<gen_sink> sink;
 };
 
