@@ -23,6 +23,7 @@ struct rng {
         return z ^ (z >> 31);
     }
     double uniform() { return double(next() >> 11) / double(1ull << 53) * 2.0 - 1.0; }  // [-1, 1)
+    int64_t below(int64_t n) { return int64_t(next() % uint64_t(n)); }                    // [0, n)
 };
 
 inline int best_isa() { return int(ggml_cpu_detect_features().best_isa()); }

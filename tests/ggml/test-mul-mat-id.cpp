@@ -19,6 +19,7 @@
 // top_k, sum_rows, div, three mul_mat_id, swiglu, mul) placed by the graph allocator, against
 // the block in double (INFERD_MOE_VERBOSE=1 prints its NMSE per backend).
 #include "cpu/mul-mat.h"
+#include "quant-dot-test-data.h"
 #include "test-devices.h"
 
 #include "ggml/alloc.h"
@@ -42,18 +43,7 @@
 
 namespace {
 
-// splitmix64: reproducible values.
-struct rng {
-    uint64_t s;
-    uint64_t next() {
-        uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return z ^ (z >> 31);
-    }
-    double uniform() { return double(next() >> 11) / double(1ull << 53) * 2.0 - 1.0; }  // [-1, 1)
-    int64_t below(int64_t n) { return int64_t(next() % uint64_t(n)); }
-};
+using quant_dot_test::rng;
 
 // Every weight type the MUL_MAT tables hold (the scalar table is the reference of all paths).
 std::vector<ggml_type> table_types() {

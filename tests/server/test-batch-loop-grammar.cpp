@@ -2,7 +2,7 @@
 // and end with `stop` when complete, concurrent requests equal one-by-one runs, a preempted
 // request resumes with its grammar state, nothing allowed ends with `stop`, ignore_eos does not
 // run past a complete output, unconstrained requests beside constrained ones are unaffected.
-#include "batch-loop-test-prompts.h"
+#include "batch-loop-test-util.h"
 #include "server/batch-loop.h"
 #include "testdata.h"
 
@@ -55,15 +55,6 @@ private:
     std::mutex mu_;
     std::condition_variable cv_;
 };
-
-batch_loop_params loop_params(uint32_t n_parallel, uint32_t n_ctx = 512) {
-    batch_loop_params p;
-    p.n_parallel = n_parallel;
-    p.ctx.n_ctx = n_ctx;
-    p.ctx.n_threads = 2;
-    p.ctx.type_k = p.ctx.type_v = GGML_TYPE_F32;
-    return p;
-}
 
 struct compiled {
     grammar g;

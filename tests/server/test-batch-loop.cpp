@@ -1,7 +1,7 @@
 // The batch loop on a real model: concurrent greedy requests equal to one-by-one runs, prefix
 // cache reuse, preemption when the KV cache is full, cancellation, stop from the sink, queue
 // limits, invalid requests, statistics back to idle.
-#include "batch-loop-test-prompts.h"
+#include "batch-loop-test-util.h"
 #include "server/batch-loop.h"
 #include "testdata.h"
 
@@ -58,15 +58,6 @@ private:
     int stop_after_, cancel_after_;
     std::atomic<bool> cancel_{false};
 };
-
-batch_loop_params loop_params(uint32_t n_parallel, uint32_t n_ctx = 512) {
-    batch_loop_params p;
-    p.n_parallel = n_parallel;
-    p.ctx.n_ctx = n_ctx;
-    p.ctx.n_threads = 2;
-    p.ctx.type_k = p.ctx.type_v = GGML_TYPE_F32;
-    return p;
-}
 
 gen_request greedy(std::vector<int32_t> prompt, int32_t max_tokens, std::shared_ptr<gen_sink> sink) {
     gen_request r;
