@@ -21,7 +21,8 @@ std::shared_ptr<const grammar_vocab> small_vocab(std::vector<std::string> * byte
     for (const char * t : {"\n", "\t", "  ", "{\"", "\":", "\",", "\"}", "\": \"", ", \"", "ab", "abc", "ba", "aa",
                            "aaa", " \"", "true", "tr", "ue", "false", "null", "12", "1.", ".5", "e+", "-0", "00", "yes",
                            "no", " yes", "[]", "[[", "]]", "],", "\\\"", "\\u00", "é", "\xC3", "\xA9", "日本", "\xE6\x97",
-                           "\xA5", "\xF0\x9F", "\x98\x80", "😀", "\xFF", "a\xC3", "x\"", "\"\n"}) {
+                           "\xA5", "\xF0\x9F", "\x98\x80", "😀", "\xFF", "a\xC3", "x\"", "\"\n", "\"]", "a\"]", "b\",",
+                           "1]", "1,", "9\"}", "é\""}) {
         bytes.emplace_back(t);
     }
     std::vector<bool> special(bytes.size(), false);
@@ -126,6 +127,44 @@ TEST(token_mask, utf8_pieces) {
     check_walks(gbnf(R"(root ::= [é日本😀a]+)"), 30, 10, 9);
     check_walks(gbnf(R"(root ::= [^a]{1,4})"), 30, 6, 10);
     check_walks(gbnf(R"(root ::= "é" | [\u00C0-\u00FF] "x")"), 20, 6, 11);
+}
+
+TEST(token_mask, tokens_that_leave_a_loop) {
+    // Inside a loop (a string's characters, digits) states are walked as their projection;
+    // tokens that leave the loop and go on (into the parser's next lexeme, or further in the same
+    // lexeme) are found from the real state.
+    check_walks(gbnf(R"(root ::= "[" list "]"
+list ::= item | list "," item
+item ::= "\"" [a-zé]* "\"")"), 40, 10, 21);
+    check_walks(gbnf(R"(root ::= "[" nums "]"
+nums ::= num | nums "," num
+num ::= [0-9]+)"), 40, 10, 22);
+    check_walks(gbnf(R"(root ::= "{\"a\":\"" [a-z]* "\",\"b\":\"" [a-z]* "\"}" | "[" [0-9]+ ("," [0-9]+)* "]")"), 40, 12, 23);
+}
+
+TEST(token_mask, utf8_edges_byte_by_byte) {
+    // Every sequence of up to three bytes from the edges of UTF-8 (overlong leads, surrogates,
+    // the last code point, bytes that never occur) is taken exactly when it starts a sentence.
+    const uint8_t edge[] = {'a', 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2,
+                            0xDF, 0xE0, 0xED, 0xEE, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF};
+    auto vocab = small_vocab();
+    for (const char * text : {R"(root ::= [^a]{1,3})", R"(root ::= [\u0080\u07FF\u0800\uD7FF\uE000\uFFFF]+)",
+                              R"(root ::= [\U00010000\U0010FFFF] "a" | [\u0100-\u017F\u4E00-\u4E3F]+)"}) {
+        const grammar g = gbnf(text);
+        grammar_program_result p = grammar_program_build(g);
+        ASSERT_TRUE(p.ok()) << p.error;
+        for (uint8_t b0 : edge) {
+            for (uint8_t b1 : edge) {
+                for (uint8_t b2 : edge) {
+                    for (size_t n = 1; n <= 3; ++n) {
+                        const std::string seq = std::string{char(b0), char(b1), char(b2)}.substr(0, n);
+                        grammar_matcher m(p.value, vocab);
+                        ASSERT_EQ(m.accept_bytes(seq), grammar_recognize_prefix(g, seq)) << text << " bytes " << n;
+                    }
+                }
+            }
+        }
+    }
 }
 
 TEST(token_mask, json_schema_grammars) {

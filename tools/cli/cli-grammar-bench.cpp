@@ -198,10 +198,17 @@ int cli_grammar_bench_main(const std::vector<std::string> & args, const cli_env 
     const clock_type::time_point t0 = clock_type::now();
     for (size_t i = 0; i < files.size() && i < o.limit; ++i) {
         const clock_type::time_point s0 = clock_type::now();
+        const size_t masks0 = t.mask_us.size();
         const bench_schema_run r = bench_schema(files[i], v, o, &t);
         const double secs = std::chrono::duration<double>(clock_type::now() - s0).count();
         const std::string name = files[i].filename().string();
         if (o.verbose && secs >= 1.0) std::fprintf(log, "%s: took %.1f s\n", name.c_str(), secs);
+        double mask_ms = 0;
+        size_t slow = 0;
+        for (size_t k = masks0; k < t.mask_us.size(); ++k) mask_ms += t.mask_us[k] / 1000.0, slow += t.mask_us[k] > 500 ? 1 : 0;
+        if (o.verbose && mask_ms >= 100.0) {
+            std::fprintf(log, "%s: %zu masks, %.0f ms in all, %zu over 500 us\n", name.c_str(), t.mask_us.size() - masks0, mask_ms, slow);
+        }
         ++t.schemas;
         t.compile_errors += r.verdict == bench_verdict::compile_error ? 1 : 0;
         t.passing += r.verdict == bench_verdict::pass ? 1 : 0;

@@ -7,18 +7,31 @@
 
 namespace {
 
-// Whether s has a code point in lo..hi (surrogates excluded).
-bool set_meets(const grammar_char_set & s, uint32_t lo, uint32_t hi) {
-    auto meets = [&](uint32_t a, uint32_t b) {
-        if (a > b) return false;
-        auto it = std::lower_bound(s.ranges.begin(), s.ranges.end(), a,
-                                   [](const grammar_char_range & r, uint32_t v) { return r.hi < v; });
-        return it != s.ranges.end() && it->lo <= b;
-    };
-    return meets(lo, std::min(hi, 0xD7FFu)) || meets(std::max(lo, 0xE000u), hi);
+// The code points of ranges in lo..hi, less base (ranges sorted and disjoint).
+std::vector<grammar_char_range> clip(const std::vector<grammar_char_range> & ranges, uint32_t lo, uint32_t hi, uint32_t base) {
+    std::vector<grammar_char_range> out;
+    auto it = std::lower_bound(ranges.begin(), ranges.end(), lo, [](const grammar_char_range & r, uint32_t v) { return r.hi < v; });
+    for (; it != ranges.end() && it->lo <= hi; ++it) out.push_back({std::max(it->lo, lo) - base, std::min(it->hi, hi) - base});
+    return out;
 }
 
-constexpr uint32_t k_min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+// The valid code points a lead byte b starts (surrogates excluded), as ranges; need: the
+// continuation bytes to come (0: b starts no multi-byte code point).
+std::vector<grammar_char_range> lead_ranges(uint8_t b, uint8_t * need, uint32_t * base) {
+    uint32_t lo = 0, hi = 0;
+    if (b >= 0xC2 && b <= 0xDF) {
+        *need = 1, *base = uint32_t(b & 0x1F) << 6, lo = *base, hi = lo + 63;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+        *need = 2, *base = uint32_t(b & 0x0F) << 12, lo = std::max(*base, 0x800u), hi = *base + 4095;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+        *need = 3, *base = uint32_t(b & 0x07) << 18, lo = std::max(*base, 0x10000u), hi = std::min(*base + (1u << 18) - 1, grammar_max_code_point);
+    } else {
+        *need = 0;
+        return {};
+    }
+    if (lo <= 0xDFFF && hi >= 0xD800) return {{lo, 0xD7FF}, {0xE000, hi}};  // the ED lead byte
+    return {{lo, hi}};
+}
 
 std::string bytes_key(const std::vector<uint32_t> & v) {
     std::string k(v.size() * 4, '\0');
@@ -44,7 +57,7 @@ grammar_lexer::grammar_lexer(const grammar_program & p) : p_(p) {
     }
 }
 
-void grammar_lexer::closure(uint32_t lexeme, std::vector<uint32_t> frames, std::vector<uint32_t> & out) {
+void grammar_lexer::closure(uint32_t lexeme, std::vector<uint32_t> frames, std::vector<uint32_t> & out, uint32_t sig) {
     std::vector<std::vector<uint32_t>> work{std::move(frames)};
     std::unordered_set<std::string> seen;
     while (!work.empty()) {
@@ -53,7 +66,8 @@ void grammar_lexer::closure(uint32_t lexeme, std::vector<uint32_t> frames, std::
         if (!seen.insert(bytes_key(f)).second) continue;
         nfa_state s;
         s.lexeme = lexeme;
-        if (f.empty()) {  // the lexeme ends here
+        s.sig = sig;
+        if (f.empty()) {  // the lexeme ends here (projected: the loop is left)
             out.push_back(intern_nfa(std::move(s)));
             continue;
         }
@@ -88,79 +102,95 @@ const std::vector<uint32_t> & grammar_lexer::advance(uint32_t id) {
         std::vector<uint32_t> frames = nfa_[id].frames;
         frames.back() += 1;  // the dot moves past the set
         std::vector<uint32_t> out;
-        closure(nfa_[id].lexeme, std::move(frames), out);
+        closure(nfa_[id].lexeme, std::move(frames), out, nfa_[id].sig);
         nfa_[id].advance = std::move(out);  // closure may have grown nfa_
         nfa_[id].advance_known = true;
     }
     return nfa_[id].advance;
 }
 
+uint32_t grammar_lexer::intern_pattern(std::vector<grammar_char_range> p) {
+    std::string key(p.size() * sizeof(grammar_char_range), '\0');
+    if (!p.empty()) std::memcpy(key.data(), p.data(), key.size());
+    auto [it, fresh] = pattern_ids_.emplace(std::move(key), uint32_t(patterns_.size()));
+    if (fresh) patterns_.push_back(std::move(p));
+    return it->second;
+}
+
 void grammar_lexer::step_nfa(uint32_t id, uint8_t b, std::vector<uint32_t> & out) {
     const nfa_state & s = nfa_[id];
-    if (s.frames.empty()) return;
-    const uint32_t top = s.frames.back();
-    const grammar_symbol sym = p_.g.rules[pos_rule_[top]].alternatives[pos_alt_[top]][pos_dot_[top]];
-    const grammar_char_set & set = p_.g.sets[sym.index];
+    if (s.frames.empty()) {
+        if (s.sig != 0 && !s.escaped && exit_reads(s.sig, b)) {
+            if (escaped_id_ == UINT32_MAX) {
+                nfa_state e;
+                e.lexeme = UINT32_MAX;
+                e.escaped = true;
+                escaped_id_ = intern_nfa(std::move(e));
+            }
+            out.push_back(escaped_id_);
+        }
+        return;
+    }
     if (s.need == 0 && b < 0x80) {
-        if (set.contains(b)) {
+        const uint32_t top = s.frames.back();
+        const grammar_symbol sym = p_.g.rules[pos_rule_[top]].alternatives[pos_alt_[top]][pos_dot_[top]];
+        if (p_.g.sets[sym.index].contains(b)) {
             const std::vector<uint32_t> & adv = advance(id);
             out.insert(out.end(), adv.begin(), adv.end());
         }
         return;
     }
+    constexpr uint32_t none = UINT32_MAX, complete = UINT32_MAX - 1;
     const uint64_t key = uint64_t(id) << 8 | b;
     if (auto it = partial_next_.find(key); it != partial_next_.end()) {
-        if (it->second != UINT32_MAX) out.push_back(it->second);
-        return;
-    }
-    nfa_state n;
-    n.lexeme = s.lexeme;
-    n.frames = s.frames;
-    if (s.need == 0) {
-        if (b >= 0xC2 && b <= 0xDF) {
-            n.prefix = b & 0x1F, n.need = 1, n.len = 2;
-        } else if (b >= 0xE0 && b <= 0xEF) {
-            n.prefix = b & 0x0F, n.need = 2, n.len = 3;
-        } else if (b >= 0xF0 && b <= 0xF4) {
-            n.prefix = b & 0x07, n.need = 3, n.len = 4;
-        } else {
-            partial_next_.emplace(key, UINT32_MAX);
-            return;
+        if (it->second == complete) {
+            const std::vector<uint32_t> & adv = advance(s.origin);
+            out.insert(out.end(), adv.begin(), adv.end());
+        } else if (it->second != none) {
+            out.push_back(it->second);
         }
-    } else {
-        if ((b & 0xC0) != 0x80) return;
-        n.prefix = s.prefix << 6 | (b & 0x3F);
-        n.need = uint8_t(s.need - 1);
-        n.len = s.len;
-    }
-    if (n.need > 0) {  // a code point still incomplete: go on only if the set has one with this start
-        const uint32_t shift = 6u * n.need;
-        const uint32_t lo = std::max(n.prefix << shift, k_min_cp[n.len]);
-        const uint32_t hi = std::min((n.prefix << shift) | ((1u << shift) - 1), grammar_max_code_point);
-        const bool alive = lo <= hi && set_meets(set, lo, hi);
-        const uint32_t next = alive ? intern_nfa(std::move(n)) : UINT32_MAX;
-        partial_next_.emplace(key, next);
-        if (alive) out.push_back(next);
         return;
     }
-    const uint32_t cp = n.prefix;  // a multi-byte code point just completed
-    const bool ok = cp >= k_min_cp[n.len] && cp <= grammar_max_code_point && (cp < 0xD800 || cp > 0xDFFF) && set.contains(cp);
-    if (!ok) return;
-    // The pending state's advance is the advance of the state it came from (same frames).
-    uint32_t origin = UINT32_MAX;
-    {
-        nfa_state o;
-        o.lexeme = s.lexeme;
-        o.frames = s.frames;
-        origin = intern_nfa(std::move(o));
+    // The code points still possible after b, relative to what b fixes.
+    std::vector<grammar_char_range> left;
+    uint8_t need = 0;
+    if (s.need == 0) {
+        uint32_t base = 0;
+        const uint32_t top = s.frames.back();
+        const grammar_symbol sym = p_.g.rules[pos_rule_[top]].alternatives[pos_alt_[top]][pos_dot_[top]];
+        for (const grammar_char_range & r : lead_ranges(b, &need, &base)) {
+            for (const grammar_char_range & c : clip(p_.g.sets[sym.index].ranges, r.lo, r.hi, base)) left.push_back(c);
+        }
+    } else if ((b & 0xC0) == 0x80) {
+        need = uint8_t(s.need - 1);
+        const uint32_t span = 1u << (6 * need), lo = uint32_t(b & 0x3F) * span;
+        left = clip(patterns_[s.pattern], lo, lo + span - 1, lo);
     }
-    const std::vector<uint32_t> & adv = advance(origin);
-    out.insert(out.end(), adv.begin(), adv.end());
+    uint32_t next = none;
+    if (!left.empty() && need > 0) {
+        nfa_state n;
+        n.lexeme = s.lexeme;
+        n.sig = s.sig;
+        n.need = need;
+        n.pattern = intern_pattern(std::move(left));
+        n.origin = s.need == 0 ? id : s.origin;
+        n.frames = s.frames;
+        next = intern_nfa(std::move(n));
+    }
+    if (!left.empty() && need == 0) {  // the code point is complete and in the set
+        partial_next_.emplace(key, complete);
+        const uint32_t origin = nfa_[id].origin;  // advance may grow nfa_
+        const std::vector<uint32_t> & adv = advance(origin);
+        out.insert(out.end(), adv.begin(), adv.end());
+        return;
+    }
+    partial_next_.emplace(key, next);
+    if (next != none) out.push_back(next);
 }
 
 uint32_t grammar_lexer::intern_nfa(nfa_state s) {
     std::string key = bytes_key(s.frames);
-    const uint32_t head[3] = {s.lexeme, s.prefix, uint32_t(s.need) | uint32_t(s.len) << 8};
+    const uint32_t head[4] = {s.lexeme, s.pattern, uint32_t(s.need) | uint32_t(s.escaped) << 8, s.sig};
     key.append(reinterpret_cast<const char *>(head), sizeof(head));
     auto [it, fresh] = nfa_ids_.emplace(std::move(key), uint32_t(nfa_.size()));
     if (fresh) nfa_.push_back(std::move(s));
@@ -175,10 +205,16 @@ int32_t grammar_lexer::intern_dfa(std::vector<uint32_t> members) {
     if (!fresh) return it->second;
     dfa_state d;
     for (uint32_t m : it->first) {
-        if (nfa_[m].frames.empty()) {
-            d.accepts.push_back(nfa_[m].lexeme);
-        } else {
+        const nfa_state & x = nfa_[m];
+        if (x.escaped) {
+            d.escape = true;
+        } else if (!x.frames.empty()) {
             d.can_continue = true;
+        } else if (x.sig == 0) {
+            d.accepts.push_back(x.lexeme);
+        } else {  // a projected exit: the rest may read on, or be empty and end the lexeme
+            d.can_continue = true;
+            if (sigs_[x.sig].end_lexeme != UINT32_MAX) d.accepts.push_back(sigs_[x.sig].end_lexeme);
         }
     }
     std::sort(d.accepts.begin(), d.accepts.end());
@@ -188,6 +224,8 @@ int32_t grammar_lexer::intern_dfa(std::vector<uint32_t> members) {
     }
     d.members = it->first;
     accepts_id_.push_back(d.accepts_id);
+    marks_.push_back(uint8_t((d.accepts_id >= 0 ? mark_accepts : 0) | (d.escape ? mark_escape : 0)));
+    proj_.push_back(unknown);
     dfa_.push_back(std::move(d));
     trans_.resize(dfa_.size() * 256, unknown);
     return it->second;
@@ -214,4 +252,99 @@ int32_t grammar_lexer::compute(int32_t d, uint8_t b) {
     const int32_t t = intern_dfa(std::move(next));
     trans_[size_t(d) * 256 + b] = t;
     return t;
+}
+
+bool grammar_lexer::exit_reads(uint32_t sig, uint8_t b) const {
+    for (uint32_t set : sigs_[sig].sets) {
+        const grammar_char_set & cs = p_.g.sets[set];
+        if (b < 0x80) {
+            if (cs.contains(b)) return true;
+            continue;
+        }
+        uint8_t need = 0;
+        uint32_t base = 0;
+        for (const grammar_char_range & r : lead_ranges(b, &need, &base)) {
+            if (!clip(cs.ranges, r.lo, r.hi, base).empty()) return true;
+        }
+    }
+    return false;
+}
+
+uint32_t grammar_lexer::project_nfa(uint32_t id) {
+    if (auto it = nfa_proj_.find(id); it != nfa_proj_.end()) return it->second;
+    const nfa_state & s = nfa_[id];
+    size_t cut = 0;  // the innermost looping frame with frames below it
+    if (s.sig == 0 && !s.escaped) {
+        for (size_t j = s.frames.size(); j-- > 1;) {
+            if (p_.looping[pos_rule_[s.frames[j]]]) {
+                cut = j;
+                break;
+            }
+        }
+    }
+    if (cut == 0) return nfa_proj_[id] = id;
+    const uint32_t lexeme = s.lexeme, pattern = s.pattern, origin = s.origin;
+    const uint8_t need = s.need;
+    std::vector<uint32_t> low(s.frames.begin(), s.frames.begin() + ptrdiff_t(cut));
+    std::vector<uint32_t> high(s.frames.begin() + ptrdiff_t(cut), s.frames.end());
+    std::vector<uint32_t> rest;
+    closure(lexeme, std::move(low), rest);
+    exit_sig sg;
+    for (uint32_t r : rest) {
+        const nfa_state & x = nfa_[r];
+        if (x.frames.empty()) {
+            sg.end_lexeme = lexeme;
+            continue;
+        }
+        const uint32_t top = x.frames.back();
+        sg.sets.push_back(p_.g.rules[pos_rule_[top]].alternatives[pos_alt_[top]][pos_dot_[top]].index);
+    }
+    std::sort(sg.sets.begin(), sg.sets.end());
+    sg.sets.erase(std::unique(sg.sets.begin(), sg.sets.end()), sg.sets.end());
+    std::string key = bytes_key(sg.sets);
+    key.append(reinterpret_cast<const char *>(&sg.end_lexeme), sizeof(sg.end_lexeme));
+    auto [it, fresh] = sig_ids_.emplace(std::move(key), uint32_t(sigs_.size()));
+    if (fresh) sigs_.push_back(std::move(sg));
+    nfa_state n;
+    n.lexeme = UINT32_MAX;
+    n.need = need;
+    n.pattern = pattern;
+    n.sig = it->second;
+    n.frames = std::move(high);
+    if (need > 0) n.origin = project_nfa(origin);
+    const uint32_t p = intern_nfa(std::move(n));
+    nfa_proj_[id] = p;
+    return p;
+}
+
+int32_t grammar_lexer::project(int32_t d) {
+    if (proj_[size_t(d)] != unknown) return proj_[size_t(d)];
+    const std::vector<uint32_t> members = dfa_[size_t(d)].members;  // intern_dfa may grow dfa_
+    std::vector<uint32_t> out;
+    bool same = true;
+    for (uint32_t m : members) {
+        out.push_back(project_nfa(m));
+        same = same && out.back() == m;
+    }
+    const int32_t p = same ? d : intern_dfa(std::move(out));
+    proj_[size_t(d)] = p;
+    if (p != d) proj_[size_t(p)] = p;
+    return p;
+}
+
+std::vector<int32_t> grammar_lexer::parts(int32_t d) {
+    if (auto it = parts_.find(d); it != parts_.end()) return it->second;
+    std::unordered_map<uint32_t, std::vector<uint32_t>> by_lexeme;
+    std::vector<uint32_t> order;
+    for (uint32_t m : dfa_[size_t(d)].members) {
+        auto [it, fresh] = by_lexeme.try_emplace(nfa_[m].lexeme);
+        if (fresh) order.push_back(nfa_[m].lexeme);
+        it->second.push_back(m);
+    }
+    std::vector<int32_t> out;
+    if (order.size() > 1) {
+        for (uint32_t l : order) out.push_back(intern_dfa(std::move(by_lexeme[l])));
+    }
+    parts_[d] = out;
+    return out;
 }

@@ -6,6 +6,14 @@
 // calls in tail position replace the top instead of pushing, so stacks stay bounded), and the
 // bytes read so far of a code point not yet complete. A lexeme's end is an NFA state with an
 // empty stack. A DFA state is a set of NFA states; transitions are computed on first use and kept.
+//
+// Projection (for mask walks): inside a loop (a string's characters, a number's digits) what a
+// token may do does not depend on what follows the loop until the loop ends. project(d) is the
+// state whose members keep only the frames from their innermost looping rule up; below it they
+// remember only what the rest could read first (an exit signature: its character sets and whether
+// the lexeme could end). A projected member whose loop ends becomes an exit; an exit reading a byte
+// the rest could start with becomes "escaped": the walk must go on from the real state there. So
+// a string of one property and a string of another share one projected state and one walk.
 #pragma once
 
 #include "grammar-program.h"
@@ -28,6 +36,20 @@ public:
         const int32_t t = trans_[size_t(d) * 256 + b];
         return t != unknown ? t : compute(d, b);
     }
+    // The transition table (256 per state; unknown where not computed yet) and accepts ids, for
+    // tight loops: valid until the next step() that computes a transition.
+    static constexpr int32_t unknown_transition = -2;
+    const int32_t * transitions() const { return trans_.data(); }
+    const int32_t * accepts_ids() const { return accepts_id_.data(); }
+    // Per state: bit 1 some lexeme ends there (accepts_id >= 0), bit 2 an escaped projected
+    // member (the real state is needed from here on). Valid like transitions().
+    const uint8_t * marks() const { return marks_.data(); }
+    static constexpr uint8_t mark_accepts = 1, mark_escape = 2;
+    // The projected state of d (d itself when no member is inside a loop with frames below it).
+    int32_t project(int32_t d);
+    // The states of d's members grouped by lexeme, when they belong to more than one (a walk
+    // from d finds the union of the walks from its parts); empty otherwise.
+    std::vector<int32_t> parts(int32_t d);
     // The lexemes that end at state d (sorted; empty when none does).
     const std::vector<uint32_t> & accepts(int32_t d) const { return dfa_[size_t(d)].accepts; }
     // An id shared by the states with equal accepts() (-1 when empty).
@@ -37,12 +59,17 @@ public:
     size_t n_states() const { return dfa_.size(); }
 
 private:
-    static constexpr int32_t unknown = -2;
+    static constexpr int32_t unknown = unknown_transition;
     struct nfa_state {
         uint32_t lexeme = 0;
-        uint32_t prefix = 0;   // bits of the pending code point
-        uint8_t need = 0;      // continuation bytes still to come (0: none pending)
-        uint8_t len = 0;       // length of the pending code point's encoding
+        // A code point begun but not complete: need continuation bytes to come, pattern the code
+        // points still possible (relative to the bytes read, an id in patterns_), origin the state
+        // before its first byte (whose advance follows once it completes).
+        uint8_t need = 0;
+        uint32_t pattern = 0;
+        uint32_t origin = UINT32_MAX;
+        uint32_t sig = 0;        // projected: what follows the kept frames (id in sigs_); 0: real
+        bool escaped = false;    // projected: an exit that read a byte of what follows
         std::vector<uint32_t> frames;  // positions; empty: the lexeme has ended
         bool advance_known = false;
         std::vector<uint32_t> advance;  // the states after the top set's code point (closure)
@@ -59,12 +86,21 @@ private:
         std::vector<uint32_t> accepts;
         int32_t accepts_id = -1;
         bool can_continue = false;
+        bool escape = false;
+    };
+    // What follows a projected member's kept frames: the character sets the rest starts with and
+    // the lexeme that ends when the rest can be empty (UINT32_MAX: none).
+    struct exit_sig {
+        std::vector<uint32_t> sets;
+        uint32_t end_lexeme = UINT32_MAX;
     };
 
     int32_t compute(int32_t d, uint8_t b);
     uint32_t pos(uint32_t rule, uint32_t alt, uint32_t dot) const { return alt_base_[rule][alt] + dot; }
     // Adds to out the NFA states reached from frames without reading a byte.
-    void closure(uint32_t lexeme, std::vector<uint32_t> frames, std::vector<uint32_t> & out);
+    void closure(uint32_t lexeme, std::vector<uint32_t> frames, std::vector<uint32_t> & out, uint32_t sig = 0);
+    uint32_t project_nfa(uint32_t id);
+    bool exit_reads(uint32_t sig, uint8_t b) const;
     void step_nfa(uint32_t id, uint8_t b, std::vector<uint32_t> & out);
     uint32_t intern_nfa(nfa_state s);
     int32_t intern_dfa(std::vector<uint32_t> members);
@@ -78,8 +114,20 @@ private:
     std::vector<dfa_state> dfa_;
     std::unordered_map<std::vector<uint32_t>, int32_t, vec_hash> dfa_ids_;
     std::unordered_map<uint64_t, uint32_t> partial_next_;    // NFA state, byte -> pending state
+    // Pending code points: sets of values below 64^need, equal sets sharing an id, so that
+    // continuation bytes lead to few states whatever the code point's leading bits.
+    std::vector<std::vector<grammar_char_range>> patterns_;
+    std::unordered_map<std::string, uint32_t> pattern_ids_;
+    uint32_t intern_pattern(std::vector<grammar_char_range> p);
     std::unordered_map<std::string, int32_t> accepts_ids_;
     std::unordered_map<std::string, int32_t> start_ids_;
     std::vector<int32_t> trans_;                             // 256 per DFA state
     std::vector<int32_t> accepts_id_;                        // per DFA state
+    std::vector<uint8_t> marks_;                             // per DFA state
+    std::vector<int32_t> proj_;                              // per DFA state (unknown: not yet)
+    std::unordered_map<int32_t, std::vector<int32_t>> parts_;
+    std::unordered_map<uint32_t, uint32_t> nfa_proj_;        // NFA state -> its projection
+    std::vector<exit_sig> sigs_{exit_sig{}};                 // 0: none
+    std::unordered_map<std::string, uint32_t> sig_ids_;
+    uint32_t escaped_id_ = UINT32_MAX;
 };

@@ -217,5 +217,15 @@ bool grammar_program::build(const grammar & src, std::string * err) {
         }
     }
     rule_palts.resize(g.rules.size());
+    looping.assign(g.rules.size(), 0);
+    for (const std::vector<uint32_t> & comp : rule_sccs(g)) {
+        for (uint32_t r : comp) {
+            bool self = comp.size() > 1;
+            for (const grammar_sequence & alt : g.rules[r].alternatives) {
+                for (const grammar_symbol & sym : alt) self = self || (sym.kind == grammar_symbol_kind::rule && sym.index == r);
+            }
+            looping[r] = self ? 1 : 0;
+        }
+    }
     return true;
 }

@@ -37,6 +37,7 @@ public:
     grammar g;                           // productive alternatives only, lexeme runs added
     std::vector<uint8_t> lexical;        // per rule of g
     std::vector<uint8_t> nullable;       // per rule of g: derives the empty text
+    std::vector<uint8_t> looping;        // per rule of g: refers to itself, directly or not
     std::vector<uint32_t> lexemes;       // lexeme id -> its lexical rule
     std::vector<grammar_palt> palts;     // the parser's alternatives
     std::vector<std::vector<uint32_t>> rule_palts;  // rule -> its alternatives in palts (parser rules)

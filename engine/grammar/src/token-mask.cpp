@@ -17,6 +17,7 @@ namespace {
 struct mask_entry {
     std::vector<uint64_t> bits;
     std::vector<std::pair<uint32_t, int32_t>> boundaries;
+    std::vector<uint32_t> exits;  // projected states: nodes where the real state takes over
 };
 
 constexpr size_t k_cache_limit_bytes = size_t(256) << 20;
@@ -62,9 +63,14 @@ struct grammar_matcher::impl {
     grammar_earley parser;
     std::vector<alt_state> alts;
     // scratch
-    std::vector<std::vector<alt_state>> pool;  // per trie depth
     std::vector<int32_t> dfa_at;               // per trie depth
     mask_entry scratch;
+    std::vector<uint8_t> path;
+    // (lexer state, parser set) -> the tokens that cross a lexeme's end from there (see
+    // apply_state); for the sets below history_sets, which mask walks never drop.
+    std::unordered_map<uint64_t, std::vector<uint32_t>> crossing;
+    uint32_t history_sets = 0;
+    static constexpr size_t k_crossing_limit = 4096;
 
     impl(std::shared_ptr<const grammar_program> p, std::shared_ptr<const grammar_vocab> v)
         : prog(std::move(p)), vocab(std::move(v)), tab(prog->tables_for(vocab)), parser(*prog), alts{{0, -1}} {}
@@ -122,69 +128,129 @@ struct grammar_matcher::impl {
         return r;
     }
 
-    void fill_entry(int32_t d, mask_entry & e) {
+    // Walks the subtree below trie node root from lexer state d (the state after root's bytes)
+    // with the DFA alone, adding to e. The hottest loop of the matcher: raw pointers, so that
+    // writes to the bits do not make the compiler reload them.
+    using boundary_list = std::vector<std::pair<uint32_t, int32_t>>;
+    void walk_dfa(uint32_t root, int32_t d, uint64_t * bits, boundary_list & boundaries, std::vector<uint32_t> & exits) {
         const grammar_vocab::trie & tr = vocab->get_trie();
-        e.bits.assign(vocab->mask_words(), 0);
-        e.boundaries.clear();
         dfa_at.resize(size_t(tr.max_depth) + 1);
-        dfa_at[0] = d;
+        int32_t * at = dfa_at.data();
+        at[tr.depth[root]] = d;
+        const uint8_t * byte = tr.byte.data();
+        const uint32_t * end = tr.end.data();
+        const uint16_t * depth = tr.depth.data();
+        const uint32_t * tok_begin = tr.tok_begin.data();
+        const int32_t * tok_ids = tr.tok_ids.data();
         grammar_lexer & lx = lexer();
-        const uint32_t n = uint32_t(tr.byte.size());
-        for (uint32_t i = 1; i < n;) {
-            const int32_t s = lx.step(dfa_at[tr.depth[i] - 1u], tr.byte[i]);
+        const int32_t * trans = lx.transitions();
+        const uint8_t * marks = lx.marks();
+        for (uint32_t i = root + 1, n = end[root]; i < n;) {
+            const uint32_t dep = depth[i];
+            const int32_t from = at[dep - 1];
+            int32_t s = trans[size_t(from) * 256 + byte[i]];
+            if (s == grammar_lexer::unknown_transition) {
+                s = lx.step(from, byte[i]);
+                trans = lx.transitions();
+                marks = lx.marks();
+            }
             if (s < 0) {
-                i = tr.end[i];
+                i = end[i];
                 continue;
             }
-            dfa_at[tr.depth[i]] = s;
-            for (uint32_t k = tr.tok_begin[i]; k < tr.tok_begin[i + 1]; ++k) {
-                const auto t = uint32_t(tr.tok_ids[k]);
-                e.bits[t >> 6] |= uint64_t(1) << (t & 63);
+            at[dep] = s;
+            for (uint32_t k = tok_begin[i], ke = tok_begin[i + 1]; k < ke; ++k) {
+                const auto t = uint32_t(tok_ids[k]);
+                bits[t >> 6] |= uint64_t(1) << (t & 63);
             }
-            if (tr.end[i] > i + 1 && lx.accepts_id(s) >= 0) e.boundaries.push_back({i, s});
+            if (marks[s] != 0 && end[i] > i + 1) {
+                if (marks[s] & grammar_lexer::mark_accepts) boundaries.push_back({i, s});
+                if (marks[s] & grammar_lexer::mark_escape) exits.push_back(i);
+            }
             ++i;
+        }
+    }
+
+    // The real lexer state after trie node node's bytes from state d (dead: -1).
+    int32_t state_at(int32_t d, uint32_t node) {
+        const grammar_vocab::trie & tr = vocab->get_trie();
+        path.clear();
+        for (uint32_t i = node; i != 0; i = tr.parent[i]) path.push_back(tr.byte[i]);
+        for (size_t k = path.size(); k-- > 0 && d >= 0;) d = lexer().step(d, path[k]);
+        return d;
+    }
+
+    // What the walk from lexer state d finds. A state whose members belong to several lexemes is
+    // the union of its parts (a part recurs in many states). A state inside a loop is walked as its projection
+    // (shared with every state that differs only in what follows the loop); where the walk
+    // leaves the loop for what follows, the subtree is walked again from the real state.
+    void fill_entry(int32_t d, mask_entry & e) {
+        if (const std::vector<int32_t> parts = lexer().parts(d); !parts.empty()) {
+            e.bits.assign(vocab->mask_words(), 0);
+            e.boundaries.clear();
+            e.exits.clear();
+            for (int32_t g : parts) {
+                const mask_entry & ge = entry(g);
+                for (size_t w = 0; w < e.bits.size(); ++w) e.bits[w] |= ge.bits[w];
+                e.boundaries.insert(e.boundaries.end(), ge.boundaries.begin(), ge.boundaries.end());
+                e.exits.insert(e.exits.end(), ge.exits.begin(), ge.exits.end());
+            }
+            std::sort(e.exits.begin(), e.exits.end());
+            e.exits.erase(std::unique(e.exits.begin(), e.exits.end()), e.exits.end());
+            return;
+        }
+        const int32_t p = lexer().project(d);
+        if (p == d) {
+            e.bits.assign(vocab->mask_words(), 0);
+            e.boundaries.clear();
+            e.exits.clear();
+            walk_dfa(0, d, e.bits.data(), e.boundaries, e.exits);
+            return;
+        }
+        const mask_entry & pe = entry(p);
+        e.bits = pe.bits;
+        e.boundaries = pe.boundaries;
+        e.exits.clear();
+        const std::vector<uint32_t> exits = pe.exits;  // entry() may reuse scratch
+        for (uint32_t node : exits) {
+            const int32_t r = state_at(d, node);
+            if (r < 0) continue;
+            // The projected walk saw an escape here, not the real state's lexeme ends.
+            if (lexer().accepts_id(r) >= 0) e.boundaries.push_back({node, r});
+            walk_dfa(node, r, e.bits.data(), e.boundaries, e.exits);
         }
     }
 
     const mask_entry & entry(int32_t d) {
         if (auto it = tab->cache.find(d); it != tab->cache.end()) return it->second;
         if (tab->cache_bytes >= k_cache_limit_bytes) {
-            fill_entry(d, scratch);
+            mask_entry tmp;
+            fill_entry(d, tmp);
+            scratch = std::move(tmp);
             return scratch;
         }
-        mask_entry & e = tab->cache[d];
+        mask_entry e;
         fill_entry(d, e);
-        tab->cache_bytes += e.bits.size() * sizeof(uint64_t) + e.boundaries.size() * 8 + 64;
-        return e;
+        tab->cache_bytes += e.bits.size() * sizeof(uint64_t) + e.boundaries.size() * 8 + e.exits.size() * 4 + 64;
+        return tab->cache.emplace(d, std::move(e)).first->second;
     }
 
-    void mark_tokens(uint32_t node, uint64_t * out) const {
-        const grammar_vocab::trie & tr = vocab->get_trie();
-        for (uint32_t k = tr.tok_begin[node]; k < tr.tok_begin[node + 1]; ++k) {
-            const auto t = uint32_t(tr.tok_ids[k]);
-            out[t >> 6] |= uint64_t(1) << (t & 63);
-        }
+    // Tokens below trie node `node` where a new lexeme starts at parser set t: the DFA walk of
+    // the subtree, and where a lexeme ends inside it, the same again from the parser's next set.
+    void walk_from_set(uint32_t node, uint32_t t, uint64_t * out) {
+        const int32_t s0 = start_of(t);
+        if (s0 < 0) return;
+        boundary_list inner;
+        std::vector<uint32_t> no_exits;
+        walk_dfa(node, s0, out, inner, no_exits);
+        walk_boundaries(inner, t, out);
     }
 
-    // Tokens below trie node `node` (whose bytes led to states a) that the grammar allows.
-    void walk(uint32_t node, const std::vector<alt_state> & a, uint64_t * out) {
-        const grammar_vocab::trie & tr = vocab->get_trie();
-        std::vector<alt_state> & next = pool[tr.depth[node] + 1u];
-        for (uint32_t c = node + 1; c < tr.end[node]; c = tr.end[c]) {
-            step(a, tr.byte[c], next);
-            if (next.empty()) continue;
-            mark_tokens(c, out);
-            if (tr.end[c] > c + 1) walk(c, next, out);
-        }
-    }
-
-    // Tokens allowed from lexer state d whose lexeme began at parser set base.
-    void apply_state(int32_t d, uint32_t base, uint64_t * out) {
-        const mask_entry & e = entry(d);
-        for (size_t w = 0; w < e.bits.size(); ++w) out[w] |= e.bits[w];
+    // For each (node, state) where a lexeme that began at parser set base can end: the tokens
+    // below node that start the next lexeme there.
+    void walk_boundaries(const boundary_list & boundaries, uint32_t base, uint64_t * out) {
         std::unordered_map<int32_t, uint32_t> ended;  // accepts id -> the parser's set after it
-        std::vector<alt_state> one(1);
-        for (const auto & [node, s] : e.boundaries) {
+        for (const auto & [node, s] : boundaries) {
             const int32_t aid = lexer().accepts_id(s);
             auto it = ended.find(aid);
             if (it == ended.end()) {
@@ -192,16 +258,43 @@ struct grammar_matcher::impl {
                 parser.add_scan(base, lexer().accepts(s));
                 it = ended.emplace(aid, parser.finish_set()).first;
             }
-            if (start_of(it->second) < 0) continue;
-            one[0] = {it->second, -1};
-            walk(node, one, out);
+            walk_from_set(node, it->second, out);
         }
+    }
+
+    // Tokens allowed from lexer state d whose lexeme began at parser set base: the cached bits,
+    // and for the nodes where a lexeme can end, walks with the parser. What those walks add
+    // depends only on (d, base), so for a set of the output's history (not one a mask walk
+    // makes and drops) it is kept: a step inside a string repeats the same walks.
+    void apply_state(int32_t d, uint32_t base, uint64_t * out) {
+        const mask_entry & e = entry(d);
+        for (size_t w = 0; w < e.bits.size(); ++w) out[w] |= e.bits[w];
+        if (e.boundaries.empty()) return;
+        const bool keep = base < history_sets;
+        const uint64_t key = uint64_t(uint32_t(d)) << 32 | base;
+        if (keep) {
+            if (auto it = crossing.find(key); it != crossing.end()) {
+                for (uint32_t t : it->second) out[t >> 6] |= uint64_t(1) << (t & 63);
+                return;
+            }
+        }
+        std::vector<uint64_t> extra(e.bits.size(), 0);
+        const boundary_list boundaries = e.boundaries;  // the walks may fill entries (rehash-safe, but scratch is reused)
+        walk_boundaries(boundaries, base, extra.data());
+        std::vector<uint32_t> toks;
+        for (size_t w = 0; w < extra.size(); ++w) {
+            out[w] |= extra[w];
+            for (uint64_t x = extra[w] & ~e.bits[w]; x != 0; x &= x - 1) toks.push_back(uint32_t(w * 64 + size_t(__builtin_ctzll(x))));
+        }
+        if (!keep) return;
+        if (crossing.size() >= k_crossing_limit) crossing.clear();
+        crossing.emplace(key, std::move(toks));
     }
 
     void fill_mask(grammar_token_mask & out) {
         out.assign(vocab->mask_words(), 0);
-        pool.resize(size_t(vocab->get_trie().max_depth) + 2);
         const uint32_t mark = parser.n_sets();
+        history_sets = mark;
         bool end = false;
         for (const alt_state & x : alts) {
             const int32_t d = x.dfa >= 0 ? x.dfa : start_of(x.set);
@@ -293,6 +386,7 @@ void grammar_matcher::reset() {
     std::lock_guard<std::mutex> lock(p_->tab->mu);
     p_->parser.reset();
     p_->alts = {{0, -1}};
+    p_->crossing.clear();
 }
 
 const grammar_vocab & grammar_matcher::vocab() const { return *p_->vocab; }

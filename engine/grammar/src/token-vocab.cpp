@@ -11,8 +11,9 @@ struct trie_builder {
     const std::vector<int32_t> & order;  // token ids sorted by their bytes
     grammar_vocab::trie & t;
 
-    uint32_t new_node(uint8_t b, uint16_t depth) {
+    uint32_t new_node(uint8_t b, uint16_t depth, uint32_t parent) {
         t.byte.push_back(b);
+        t.parent.push_back(parent);
         t.end.push_back(0);
         t.tok_begin.push_back(uint32_t(t.tok_ids.size()));
         t.depth.push_back(depth);
@@ -28,7 +29,7 @@ struct trie_builder {
             const auto b = uint8_t(bytes[size_t(order[lo])][depth]);
             size_t mid = lo + 1;
             while (mid < hi && uint8_t(bytes[size_t(order[mid])][depth]) == b) ++mid;
-            const uint32_t child = new_node(b, uint16_t(depth + 1));
+            const uint32_t child = new_node(b, uint16_t(depth + 1), node);
             build(lo, mid, uint16_t(depth + 1), child);
             lo = mid;
         }
@@ -62,7 +63,7 @@ std::shared_ptr<const grammar_vocab> grammar_vocab::build(const std::vector<std:
         return token_bytes[size_t(a)] != token_bytes[size_t(b)] ? token_bytes[size_t(a)] < token_bytes[size_t(b)] : a < b;
     });
     trie_builder tb{v->bytes_, order, v->trie_};
-    const uint32_t root = tb.new_node(0, 0);
+    const uint32_t root = tb.new_node(0, 0, 0);
     tb.build(0, order.size(), 0, root);
     v->trie_.tok_begin.push_back(uint32_t(v->trie_.tok_ids.size()));
     return v;

@@ -69,6 +69,7 @@ public:
         std::vector<uint32_t> tok_begin;  // size() == number of nodes + 1
         std::vector<int32_t> tok_ids;
         std::vector<uint16_t> depth;      // bytes from the root
+        std::vector<uint32_t> parent;     // the root's is 0
         uint16_t max_depth = 0;
     };
     const trie & get_trie() const { return trie_; }
