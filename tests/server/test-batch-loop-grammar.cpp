@@ -86,7 +86,7 @@ std::unique_ptr<model> load_stories(const std::string & dir) {
     return model::load(dir + "/models/stories260K-f32.gguf", model_params{});
 }
 
-// Ten three-digit numbers: 41 bytes, and the placeholder vocabulary writes digits one byte a token.
+// Ten three-digit numbers: 41 bytes, and stories260K's small vocabulary writes digits one byte a token.
 const char * list_gbnf = "root ::= \"[\" item (\",\" item){9} \"]\"\nitem ::= [0-9]{3}\n";
 
 }  // namespace

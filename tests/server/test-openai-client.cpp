@@ -57,26 +57,25 @@ int run_node(const std::string & work, const char * script, uint16_t port, std::
     return rc;
 }
 
+// Serves the tiny qwen2 model with an API key and runs a client script against it.
+void run_client_script(const std::string & dir, const char * script, const char * ctx) {
+    const std::string work = prepare_npm(script);
+    if (work.empty()) GTEST_SKIP() << "node / npm or the npm packages are not available: skipped";
+    inferd_process p({"-m", dir + "/models/tiny-qwen2-q8_0.gguf", "--api-key", "sk-inferd-test", "-c", ctx});
+    ASSERT_TRUE(p.wait_ready()) << p.log();
+    std::string out;
+    EXPECT_EQ(run_node(work, script, p.port(), &out), 0) << out << "\n" << p.log();
+    EXPECT_EQ(p.terminate(), 0);
+}
+
 }  // namespace
 
 TEST(openai_client, completions_chat_and_streaming) {
     INFERD_REQUIRE_TESTDATA(dir);
-    const std::string work = prepare_npm("client-test.mjs");
-    if (work.empty()) GTEST_SKIP() << "node / npm or the npm packages are not available: skipped";
-    inferd_process p({"-m", dir + "/models/tiny-qwen2-q8_0.gguf", "--api-key", "sk-inferd-test", "-c", "512"});
-    ASSERT_TRUE(p.wait_ready()) << p.log();
-    std::string out;
-    EXPECT_EQ(run_node(work, "client-test.mjs", p.port(), &out), 0) << out << "\n" << p.log();
-    EXPECT_EQ(p.terminate(), 0);
+    run_client_script(dir, "client-test.mjs", "512");
 }
 
 TEST(openai_client, structured_output_with_zod_and_the_ai_sdk) {
     INFERD_REQUIRE_TESTDATA(dir);
-    const std::string work = prepare_npm("structured-test.mjs");
-    if (work.empty()) GTEST_SKIP() << "node / npm or the npm packages are not available: skipped";
-    inferd_process p({"-m", dir + "/models/tiny-qwen2-q8_0.gguf", "--api-key", "sk-inferd-test", "-c", "1024"});
-    ASSERT_TRUE(p.wait_ready()) << p.log();
-    std::string out;
-    EXPECT_EQ(run_node(work, "structured-test.mjs", p.port(), &out), 0) << out << "\n" << p.log();
-    EXPECT_EQ(p.terminate(), 0);
+    run_client_script(dir, "structured-test.mjs", "1024");
 }
