@@ -4,6 +4,7 @@
 // ranges against every value of an interval; patterns; and the real-world collection of
 // ../shared/testdata/jsonschema (whole texts; token masks come later), with a floor on the number
 // of schemas that pass.
+#include "grammar/json-schema-expect.h"
 #include "grammar/json-schema.h"
 #include "testdata.h"
 
@@ -20,59 +21,9 @@
 #include <string>
 #include <vector>
 
-using ojson = nlohmann::ordered_json;
+using namespace json_schema_expect;
 
 namespace {
-
-// json.dumps(v, ensure_ascii=False): ", " and ": " separators.
-std::string spaced(const ojson & v) {
-    if (v.is_object()) {
-        std::string out = "{";
-        bool first = true;
-        for (auto it = v.begin(); it != v.end(); ++it) {
-            if (!first) out += ", ";
-            first = false;
-            out += ojson(it.key()).dump() + ": " + spaced(it.value());
-        }
-        return out + "}";
-    }
-    if (v.is_array()) {
-        std::string out = "[";
-        for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + spaced(v[i]);
-        return out + "]";
-    }
-    return v.dump(-1, ' ', false, ojson::error_handler_t::replace);
-}
-
-std::string compact(const ojson & v) { return v.dump(-1, ' ', false, ojson::error_handler_t::replace); }
-
-json_schema_result compile_ok(const std::string & schema) {
-    json_schema_result r = json_schema_compile(schema);
-    EXPECT_TRUE(r.ok()) << r.error << "\n" << schema;
-    return r;
-}
-
-// Every value of `yes` is accepted in both serializations, none of `no`.
-void expect_values(const std::string & schema, const std::vector<std::string> & yes, const std::vector<std::string> & no) {
-    const json_schema_result r = compile_ok(schema);
-    if (!r.ok()) return;
-    for (const std::string & v : yes) {
-        const ojson j = ojson::parse(v);
-        EXPECT_TRUE(grammar_recognize(r.value, compact(j))) << schema << "\nshould accept " << compact(j) << "\n" << r.gbnf;
-        EXPECT_TRUE(grammar_recognize(r.value, spaced(j))) << schema << "\nshould accept " << spaced(j);
-    }
-    for (const std::string & v : no) {
-        const ojson j = ojson::parse(v);
-        EXPECT_FALSE(grammar_recognize(r.value, compact(j))) << schema << "\nshould reject " << compact(j) << "\n" << r.gbnf;
-        EXPECT_FALSE(grammar_recognize(r.value, spaced(j))) << schema << "\nshould reject " << spaced(j);
-    }
-}
-
-std::string compile_error(const std::string & schema) {
-    const json_schema_result r = json_schema_compile(schema);
-    EXPECT_FALSE(r.ok()) << "compiled: " << schema;
-    return r.error;
-}
 
 // The sanitizer build (about 10x slower here) checks every 8th schema of the collection: memory
 // errors, not the pass count, are what it is for.
@@ -136,8 +87,12 @@ TEST(json_schema, enum_const_any_of_all_of) {
     expect_values(R"({"anyOf":[{"type":"integer"},{"type":"string","maxLength":1}]})", {"1", "\"a\""}, {"\"ab\"", "null"});
     expect_values(R"({"oneOf":[{"type":"integer"},{"type":"null"}]})", {"1", "null"}, {"\"1\""});
     expect_values(R"({"allOf":[{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]},
-                               {"properties":{"b":{"type":"string"}},"required":["b"]}],"additionalProperties":false})",
-                  {R"({"a":1,"b":"x"})"}, {R"({"a":1})", R"({"b":"x"})"});
+                               {"properties":{"b":{"type":"string"}},"required":["b"]}],"properties":{"a":true,"b":true},
+                      "additionalProperties":false})",
+                  {R"({"a":1,"b":"x"})"}, {R"({"a":1})", R"({"b":"x"})", R"({"a":1,"b":"x","c":2})"});
+    // additionalProperties false beside allOf forbids what only the branches declare
+    EXPECT_EQ(compile_error(R"({"allOf":[{"properties":{"a":{}},"required":["a"]}],"additionalProperties":false})"),
+              "required property 'a' at / is never valid");
     expect_values(R"({"type":"object","properties":{"a":{"type":"integer"}},"anyOf":[{"required":["a"]},{"properties":{"a":{"const":5}}}],"additionalProperties":false})",
                   {R"({"a":1})", R"({})", R"({"a":5})"}, {R"({"a":"x"})"});
 }
@@ -189,16 +144,19 @@ TEST(json_schema, integer_ranges_exactly) {
     expect_values(R"({"type":"number","exclusiveMinimum":0})", {"0.5", "1", "123.25"}, {"0", "0.0", "-1", "-0.5"});
     expect_values(R"({"type":"number","exclusiveMinimum":-2,"exclusiveMaximum":-1})", {"-1.5", "-1.01"}, {"-2", "-1", "-2.5", "0"});
     expect_values(R"({"type":"number","minimum":1,"exclusiveMinimum":true,"maximum":2})", {"1.5", "2"}, {"1", "1.0", "2.5"});
-    EXPECT_NE(compile_error(R"({"type":"number","minimum":0.5})").find("'minimum'"), std::string::npos);
+    expect_values(R"({"type":"number","minimum":0.5})", {"0.5", "0.51", "7"}, {"0.49", "0", "-1"});
 }
 
 TEST(json_schema, unsupported_keywords_are_named) {
-    EXPECT_EQ(compile_error(R"({"type":"object","properties":{"a":{"not":{"type":"null"}}}})"),
-              "unsupported keyword 'not' at /properties/a");
-    EXPECT_EQ(compile_error(R"({"type":"array","uniqueItems":true})"), "unsupported keyword 'uniqueItems' at /");
-    EXPECT_EQ(compile_error(R"({"patternProperties":{"^a":{}}})"), "unsupported keyword 'patternProperties' at /");
-    EXPECT_EQ(compile_error(R"({"type":"string","allOf":[{"maxLength":2},{"pattern":"a"}],"x":1,"pattern":"b"})"),
-              "allOf at /: cannot merge 'pattern' of two branches");
+    EXPECT_EQ(compile_error(R"({"type":"object","properties":{"a":{"not":{"multipleOf":3}}}})"),
+              "unsupported keyword 'not' at /properties/a (this form of it cannot be enforced)");
+    EXPECT_EQ(compile_error(R"({"type":"object","properties":{"a":{"not":{}}}})"),
+              "unsupported keyword 'not' at /properties/a (it rejects every value)");
+    EXPECT_EQ(compile_error(R"({"type":"array","items":{"type":"string"},"uniqueItems":true})"),
+              "unsupported keyword 'uniqueItems' at / (only for at most one item, or items from at most 8 known values)");
+    EXPECT_EQ(compile_error(R"({"type":"array","contains":{"type":"string"}})"), "unsupported keyword 'contains' at /");
+    EXPECT_EQ(compile_error(R"({"type":"string","allOf":[{"maxLength":2},{"format":"date"}],"format":"uuid"})"),
+              "allOf at /: cannot merge 'format' of two branches");
     EXPECT_NE(compile_error("{").find("not valid JSON"), std::string::npos);
     EXPECT_EQ(compile_error(R"({"type":"strin"})"), "unknown type 'strin' at /");
     EXPECT_EQ(compile_error("false"), "schema false at / (no value is valid)");
@@ -212,7 +170,7 @@ TEST(json_schema, real_world_collection) {
     }
     std::sort(files.begin(), files.end());
     ASSERT_GT(files.size(), 2500u);
-    size_t checked = 0, compiled = 0, passing = 0, valid_rejected = 0;
+    size_t checked = 0, compiled = 0, passing = 0, valid_rejected = 0, invalid_accepted = 0;
     const bool verbose = std::getenv("INFERD_TEST_VERBOSE") != nullptr;  // every failure, for debugging
     const auto t0 = std::chrono::steady_clock::now();
     for (size_t fi = 0; fi < files.size(); fi += k_collection_stride) {
@@ -235,6 +193,7 @@ TEST(json_schema, real_world_collection) {
                 const bool accepted = grammar_recognize(r.value, text);
                 if (accepted != valid) pass = false;
                 if (valid && !accepted) ++valid_rejected;
+                if (!valid && accepted) ++invalid_accepted;
                 if (verbose && accepted != valid) {
                     std::printf("%s: %s %s\n", f.filename().c_str(), valid ? "valid rejected:" : "invalid accepted:",
                                 text.substr(0, 300).c_str());
@@ -248,14 +207,18 @@ TEST(json_schema, real_world_collection) {
         }
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("jsonschema: %zu schemas, %zu compile, %zu pass (%.1f%%), %zu valid texts rejected, %.1f s\n", checked,
-                compiled, passing, 100.0 * double(passing) / double(checked), valid_rejected, secs);
+    std::printf("jsonschema: %zu schemas, %zu compile, %zu pass (%.1f%%), %zu valid texts rejected, %zu invalid texts accepted, %.1f s\n",
+                checked, compiled, passing, 100.0 * double(passing) / double(checked), valid_rejected, invalid_accepted, secs);
     if (k_collection_stride != 1) {
         std::printf("jsonschema: every %zu-th schema only (sanitizer build); no floor checked\n", k_collection_stride);
         return;
     }
-    // Measured: 2,129 compile and 2,073 of 2,568 pass (whole texts, both serializations). The
-    // floor keeps a change from losing schemas unnoticed; raise it as the compiler learns more.
-    EXPECT_GE(passing, 2050u);
-    EXPECT_GE(compiled, 2100u);
+    // Measured: 2,483 compile and 2,437 of 2,568 pass (whole texts, both serializations); no
+    // invalid instance is accepted. The floor keeps a change from losing schemas unnoticed;
+    // raise it as the compiler learns more.
+    EXPECT_GE(passing, 2432u);
+    EXPECT_GE(compiled, 2478u);
+    // Schemas are never loosened: an invalid text accepted is a defect (oneOf compiled as anyOf,
+    // where it cannot be made exact, is the one documented exception; the collection has none).
+    EXPECT_EQ(invalid_accepted, 0u);
 }

@@ -206,7 +206,7 @@ TEST_F(server_e2e_grammar, invalid_constraints_are_400s) {
     EXPECT_EQ(msg.rfind("grammar: line 1, column ", 0), 0u) << msg;
     msg = expect_400("/v1/completions", {{"prompt", "x"}, {"grammar", "root ::= other"}}, "grammar");
     EXPECT_NE(msg.find("other"), std::string::npos) << msg;
-    const ojson bad_schema = {{"type", "object"}, {"properties", {{"a", {{"not", {{"type", "string"}}}}}}}};
+    const ojson bad_schema = {{"type", "object"}, {"properties", {{"a", {{"not", {{"multipleOf", 3}}}}}}}};
     msg = expect_400("/v1/chat/completions",
                      chat_request({{"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", bad_schema}}}}}}),
                      "response_format");

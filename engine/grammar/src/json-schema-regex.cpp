@@ -1,8 +1,10 @@
-// JSON Schema `pattern` to GBNF over JSON string contents (json-schema-impl.h). A recursive
-// descent over the pattern that emits GBNF as it goes: every matched character becomes the JSON
-// string characters that decode to it (json_schema_json_chars), groups become parentheses,
-// quantifiers stay quantifiers. Unsupported constructs (lookaround, backreferences, word
-// boundaries, Unicode properties, flags, anchors inside the expression) are errors.
+// JSON Schema `pattern` (an ECMAScript subset) to a tree (json-schema-impl.h), and the tree to
+// GBNF over JSON string contents. The parser is a recursive descent: alternations of sequences
+// of atoms (characters, classes, escapes, groups, the anchors ^ and $), each atom with at most
+// one quantifier. Unsupported constructs (lookaround, backreferences, word boundaries, Unicode
+// properties, inline flags) are errors. The tree becomes GBNF directly when its anchors stand
+// only at the ends of the pattern (or of its top-level alternatives); otherwise it goes through
+// the automaton (json-schema-automaton.cpp).
 #include "grammar/grammar.h"
 #include "json-schema-impl.h"
 #include "utf8-decode.h"
@@ -42,119 +44,121 @@ const grammar_char_set & not_line_end() {  // ECMAScript .
     return s;
 }
 
-// body in parentheses ("" for the empty text). Appends rather than `"(" + body`, which GCC 12
-// warns about wrongly (-Wrestrict) once inlined.
-std::string parens(const std::string & body) {
-    std::string out = "(";
-    out += body.empty() ? std::string("\"\"") : body;
-    out += ')';
-    return out;
-}
-
 class regex_parser {
 public:
-    regex_parser(std::string_view p, const std::string & json_char) : p_(p), json_char_(json_char) {}
+    regex_parser(std::string_view p, regex_tree * out) : p_(p), t_(*out) {}
 
-    std::string parse() {
-        bool start_anchor = false, end_anchor = false;
-        if (!p_.empty() && p_[0] == '^') {
-            start_anchor = true;
-            pos_ = 1;
-        }
-        if (p_.size() > pos_ && p_.back() == '$' && !escaped_at(p_.size() - 1)) {
-            end_anchor = true;
-            p_.remove_suffix(1);
-        }
-        std::string body = parse_alternation();
+    void parse() {
+        t_.nodes.clear();
+        t_.root = parse_alternation();
         if (pos_ < p_.size()) fail(std::string("unexpected '") + p_[pos_] + "'");
-        std::string out;
-        if (!start_anchor) out += json_char_ + "* ";
-        out += parens(body);
-        if (!end_anchor) out += " " + json_char_ + "*";
-        return out;
     }
 
 private:
     std::string_view p_;
     size_t pos_ = 0;
-    const std::string & json_char_;
+    regex_tree & t_;
 
     [[noreturn]] void fail(const std::string & m) const { throw regex_failure{m}; }
 
-    bool escaped_at(size_t i) const {
-        size_t n = 0;
-        while (i > n && p_[i - n - 1] == '\\') ++n;
-        return n % 2 == 1;
-    }
-
     char peek() const { return pos_ < p_.size() ? p_[pos_] : '\0'; }
 
-    std::string parse_alternation() {
-        std::vector<std::string> alts = {parse_concat()};
+    uint32_t add(regex_node n) {
+        if (t_.nodes.size() > 100000) fail("the pattern is too long");
+        t_.nodes.push_back(std::move(n));
+        return uint32_t(t_.nodes.size() - 1);
+    }
+
+    uint32_t add_chars(const grammar_char_set & s) {
+        regex_node n;
+        n.k = regex_node::kind::chars;
+        n.set = s;
+        return add(std::move(n));
+    }
+
+    // A list of parts as one node: the part itself when there is one.
+    uint32_t group(regex_node::kind k, std::vector<uint32_t> kids) {
+        if (kids.size() == 1) return kids[0];
+        regex_node n;
+        n.k = k;
+        n.kids = std::move(kids);
+        return add(std::move(n));
+    }
+
+    uint32_t parse_alternation() {
+        std::vector<uint32_t> alts = {parse_concat()};
         while (peek() == '|') {
             ++pos_;
             alts.push_back(parse_concat());
         }
-        if (alts.size() == 1) return alts[0];
-        std::string out;
-        for (size_t i = 0; i < alts.size(); ++i) {
-            out += (i ? " | " : "") + (alts[i].empty() ? std::string("\"\"") : alts[i]);
-        }
-        return out;
+        return group(regex_node::kind::alt, std::move(alts));
     }
 
-    std::string parse_concat() {
-        std::string out;
-        while (pos_ < p_.size() && peek() != '|' && peek() != ')') {
-            std::string atom = parse_atom();
-            atom = parse_quantifier(atom);
-            out += (out.empty() ? "" : " ") + atom;
-        }
-        return out;
+    uint32_t parse_concat() {
+        std::vector<uint32_t> parts;
+        while (pos_ < p_.size() && peek() != '|' && peek() != ')') parts.push_back(parse_quantifier(parse_atom()));
+        return group(regex_node::kind::seq, std::move(parts));
     }
 
-    std::string parse_quantifier(const std::string & atom) {
+    bool at_count() const { return peek() == '{' && pos_ + 1 < p_.size() && p_[pos_ + 1] >= '0' && p_[pos_ + 1] <= '9'; }
+
+    uint32_t parse_quantifier(uint32_t atom) {
         const char c = peek();
-        std::string q;
+        uint32_t lo = 0, hi = regex_unbounded;
         if (c == '*' || c == '+' || c == '?') {
             ++pos_;
-            q = std::string(1, c);
-        } else if (c == '{' && pos_ + 1 < p_.size() && p_[pos_ + 1] >= '0' && p_[pos_ + 1] <= '9') {
+            lo = c == '+' ? 1 : 0;
+            hi = c == '?' ? 1 : regex_unbounded;
+        } else if (at_count()) {
             const size_t close = p_.find('}', pos_);
             if (close == std::string_view::npos) fail("unterminated {m,n}");
-            q = std::string(p_.substr(pos_, close - pos_ + 1));
-            for (char d : q.substr(1, q.size() - 2)) {
-                if (!(d >= '0' && d <= '9') && d != ',') fail("bad quantifier " + q);
-            }
+            const std::string q(p_.substr(pos_ + 1, close - pos_ - 1));
+            const size_t comma = q.find(',');
+            auto number = [&](const std::string & d) -> uint32_t {
+                if (d.empty() || d.size() > 7 || d.find_first_not_of("0123456789") != std::string::npos) fail("bad quantifier {" + q + "}");
+                return uint32_t(std::stoul(d));
+            };
+            lo = number(q.substr(0, comma));
+            hi = comma == std::string::npos ? lo : comma + 1 == q.size() ? regex_unbounded : number(q.substr(comma + 1));
+            if (hi < lo) fail("bad quantifier {" + q + "}");
             pos_ = close + 1;
         } else {
             return atom;
         }
         if (peek() == '?') ++pos_;  // lazy: the same language
-        if (peek() == '*' || peek() == '+' || (peek() == '{' && pos_ + 1 < p_.size() && p_[pos_ + 1] >= '0' && p_[pos_ + 1] <= '9')) {
-            fail("nested quantifier");
-        }
-        return "(" + atom + ")" + q;
+        if (peek() == '*' || peek() == '+' || at_count()) fail("nested quantifier");
+        const regex_node::kind k = t_.nodes[atom].k;
+        if (k == regex_node::kind::line_start || k == regex_node::kind::line_end) fail("a quantifier on an anchor");
+        regex_node n;
+        n.k = regex_node::kind::repeat;
+        n.kids = {atom};
+        n.min = lo;
+        n.max = hi;
+        return add(std::move(n));
     }
 
-    std::string parse_atom() {
+    uint32_t parse_atom() {
         const char c = peek();
         switch (c) {
             case '(': return parse_group();
-            case '[': return json_schema_json_chars(parse_class());
-            case '.': ++pos_; return json_schema_json_chars(not_line_end());
-            case '\\': return parse_escape_atom();
-            case '^': fail("'^' inside the pattern (only at its start)");
-            case '$': fail("'$' inside the pattern (only at its end)");
+            case '[': return add_chars(parse_class());
+            case '.': ++pos_; return add_chars(not_line_end());
+            case '\\': ++pos_; return add_chars(parse_escape(false));
+            case '^': case '$': {
+                ++pos_;
+                regex_node n;
+                n.k = c == '^' ? regex_node::kind::line_start : regex_node::kind::line_end;
+                return add(std::move(n));
+            }
             case '*': case '+': case '?': fail(std::string("'") + c + "' with nothing to repeat");
             default: break;
         }
         uint32_t cp = 0;
         if (!grammar_utf8_decode(p_, pos_, cp)) fail("invalid UTF-8");
-        return json_schema_json_chars(set_of({{cp, cp}}));
+        return add_chars(set_of({{cp, cp}}));
     }
 
-    std::string parse_group() {
+    uint32_t parse_group() {
         ++pos_;
         if (peek() == '?') {
             if (p_.substr(pos_, 2) == "?:") {
@@ -167,10 +171,10 @@ private:
                 fail("lookaround and inline flags are not supported");
             }
         }
-        std::string body = parse_alternation();
+        const uint32_t body = parse_alternation();
         if (peek() != ')') fail("missing ')'");
         ++pos_;
-        return parens(body);
+        return body;
     }
 
     uint32_t parse_hex(size_t digits) {
@@ -182,6 +186,21 @@ private:
             v = v * 16 + uint32_t(d);
             ++pos_;
         }
+        return v;
+    }
+
+    uint32_t parse_unicode_escape() {
+        uint32_t v = 0;
+        if (peek() == '{') {
+            ++pos_;
+            const size_t close = p_.find('}', pos_);
+            if (close == std::string_view::npos || close == pos_ || close - pos_ > 6) fail("bad \\u{…} escape");
+            v = parse_hex(close - pos_);
+            ++pos_;
+        } else {
+            v = parse_hex(4);
+        }
+        if (v > grammar_max_code_point || (v >= 0xD800 && v <= 0xDFFF)) fail("\\u escape of a surrogate or past U+10FFFF");
         return v;
     }
 
@@ -203,20 +222,7 @@ private:
             case 'v': return set_of({{'\v', '\v'}});
             case '0': return set_of({{0, 0}});
             case 'x': { const uint32_t v = parse_hex(2); return set_of({{v, v}}); }
-            case 'u': {
-                uint32_t v = 0;
-                if (peek() == '{') {
-                    ++pos_;
-                    const size_t close = p_.find('}', pos_);
-                    if (close == std::string_view::npos || close == pos_ || close - pos_ > 6) fail("bad \\u{…} escape");
-                    v = parse_hex(close - pos_);
-                    ++pos_;
-                } else {
-                    v = parse_hex(4);
-                }
-                if (v > grammar_max_code_point || (v >= 0xD800 && v <= 0xDFFF)) fail("\\u escape of a surrogate or past U+10FFFF");
-                return set_of({{v, v}});
-            }
+            case 'u': { const uint32_t v = parse_unicode_escape(); return set_of({{v, v}}); }
             case 'b':
                 if (in_class) return set_of({{8, 8}});
                 fail("word boundaries (\\b) are not supported");
@@ -231,11 +237,6 @@ private:
         uint32_t cp = 0;
         if (!grammar_utf8_decode(p_, pos_, cp)) fail("invalid UTF-8");
         return set_of({{cp, cp}});  // an escaped character stands for itself
-    }
-
-    std::string parse_escape_atom() {
-        ++pos_;
-        return json_schema_json_chars(parse_escape(false));
     }
 
     // One class member's set: an escape or a character (pos_ at it).
@@ -284,17 +285,158 @@ private:
     }
 };
 
+// body in parentheses ("" for the empty text). Appends rather than `"(" + body`, which GCC 12
+// warns about wrongly (-Wrestrict) once inlined.
+std::string parens(const std::string & body) {
+    std::string out = "(";
+    out += body.empty() ? std::string("\"\"") : body;
+    out += ')';
+    return out;
+}
+
+// GBNF for node i of a tree without anchors; false when an anchor is met.
+bool node_to_gbnf(const regex_tree & t, uint32_t i, std::string * out);
+
+// The children of n as GBNF, joined by sep.
+bool kids_to_gbnf(const regex_tree & t, const regex_node & n, const char * sep, std::string * out) {
+    for (uint32_t k : n.kids) {
+        std::string part;
+        if (!node_to_gbnf(t, k, &part)) return false;
+        if (!out->empty()) *out += sep;
+        *out += part;
+    }
+    return true;
+}
+
+bool node_to_gbnf(const regex_tree & t, uint32_t i, std::string * out) {
+    const regex_node & n = t.nodes[i];
+    std::string s;
+    switch (n.k) {
+        case regex_node::kind::chars: *out = json_schema_json_chars(n.set); return true;
+        case regex_node::kind::line_start:
+        case regex_node::kind::line_end: return false;
+        case regex_node::kind::seq:
+            if (!kids_to_gbnf(t, n, " ", &s)) return false;
+            *out = s.empty() ? "\"\"" : s;
+            return true;
+        case regex_node::kind::alt:
+            if (!kids_to_gbnf(t, n, " | ", &s)) return false;
+            *out = parens(s);
+            return true;
+        case regex_node::kind::repeat: {
+            std::string part;
+            if (!node_to_gbnf(t, n.kids[0], &part)) return false;
+            std::string q;  // appended piece by piece (GCC 12 warns wrongly about "{" + …)
+            if (n.min == 0 && n.max == regex_unbounded) q = "*";
+            else if (n.min == 1 && n.max == regex_unbounded) q = "+";
+            else if (n.min == 0 && n.max == 1) q = "?";
+            else {
+                q += '{';
+                q += std::to_string(n.min);
+                if (n.max != n.min) q += ',';
+                if (n.max != n.min && n.max != regex_unbounded) q += std::to_string(n.max);
+                q += '}';
+            }
+            *out = parens(part) + q;
+            return true;
+        }
+    }
+    return false;
+}
+
+// One top-level alternative: its ^ and $ at the ends decide the unanchored json-char* around it.
+bool branch_to_gbnf(const regex_tree & t, uint32_t i, const std::string & json_char, std::string * out) {
+    const regex_node & n = t.nodes[i];
+    std::vector<uint32_t> parts = n.k == regex_node::kind::seq ? n.kids : std::vector<uint32_t>{i};
+    const bool start = !parts.empty() && t.nodes[parts.front()].k == regex_node::kind::line_start;
+    if (start) parts.erase(parts.begin());
+    const bool end = !parts.empty() && t.nodes[parts.back()].k == regex_node::kind::line_end;
+    if (end) parts.pop_back();
+    std::string body;
+    for (uint32_t k : parts) {
+        std::string part;
+        if (!node_to_gbnf(t, k, &part)) return false;
+        body += (body.empty() ? "" : " ") + part;
+    }
+    std::string s = start ? "" : json_char + "* ";
+    s += parens(body);
+    if (!end) s += " " + json_char + "*";
+    *out = s;
+    return true;
+}
+
+}  // namespace
+
+bool json_schema_regex_parse(std::string_view pattern, regex_tree * out, std::string * error) {
+    try {
+        regex_parser p(pattern, out);
+        p.parse();
+        return true;
+    } catch (const regex_failure & f) {
+        *error = f.message;
+        return false;
+    }
+}
+
+bool json_schema_regex_tree_to_gbnf(const regex_tree & t, const std::string & json_char, std::string * out) {
+    const regex_node & root = t.nodes[t.root];
+    if (root.k != regex_node::kind::alt) return branch_to_gbnf(t, t.root, json_char, out);
+    std::string s;
+    for (uint32_t k : root.kids) {
+        std::string branch;
+        if (!branch_to_gbnf(t, k, json_char, &branch)) return false;
+        s += (s.empty() ? "" : " | ") + branch;
+    }
+    *out = parens(s);
+    return true;
+}
+
+namespace {
+
+// The escapes (after the backslash) that JSON writers use for the characters of `decoded` that
+// they escape: \" \\ and \b \f \n \r \t by letter, the other control characters as \u00XX
+// (any \u00XX when every control character is in the set).
+std::string escapes_of(const grammar_char_set & decoded) {
+    std::string letters;
+    for (const auto & [c, letter] : {std::pair<uint32_t, char>{'"', '"'}, {'\\', '\\'}, {'\b', 'b'}, {'\f', 'f'}, {'\n', 'n'},
+                                     {'\r', 'r'}, {'\t', 't'}}) {
+        if (decoded.contains(c)) letters += letter;
+    }
+    std::vector<std::string> alts;
+    if (!letters.empty()) {
+        grammar_char_set set;
+        for (char l : letters) set.ranges.push_back({uint32_t(uint8_t(l)), uint32_t(uint8_t(l))});
+        grammar_char_set_normalize(set);
+        alts.push_back(grammar_char_set_to_gbnf(set));
+    }
+    bool all_controls = true;
+    for (uint32_t c = 0; c < 0x20 && all_controls; ++c) all_controls = decoded.contains(c);
+    if (all_controls) alts.push_back("\"u00\" [01] [0-9a-fA-F]");
+    for (uint32_t c = 0; c < 0x20 && !all_controls; ++c) {
+        const bool lettered = c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t';
+        if (!decoded.contains(c) || lettered) continue;
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "u%04x", unsigned(c));
+        alts.push_back(grammar_literal_to_gbnf(buf));
+    }
+    if (alts.empty()) return "";
+    std::string out = "\"\\\\\" ";
+    if (alts.size() == 1) return out + alts[0];
+    out += '(';
+    for (size_t i = 0; i < alts.size(); ++i) out += (i ? " | " : "") + alts[i];
+    return out + ")";
+}
+
 }  // namespace
 
 std::string json_schema_json_chars(const grammar_char_set & decoded) {
+    if (decoded.ranges.size() == 1 && decoded.ranges[0].lo == 0 && decoded.ranges[0].hi == grammar_max_code_point) return "json-char";
     std::vector<std::string> alts;
     // characters JSON writes as they are: all but '"', '\' and U+0000..U+001F
     grammar_char_set plain;
     for (const grammar_char_range & r : decoded.ranges) {
-        uint32_t lo = r.lo, hi = r.hi;
-        if (hi < 0x20) continue;
-        lo = std::max<uint32_t>(lo, 0x20);
-        plain.ranges.push_back({lo, hi});
+        if (r.hi < 0x20) continue;
+        plain.ranges.push_back({std::max<uint32_t>(r.lo, 0x20), r.hi});
     }
     grammar_char_set_normalize(plain);
     grammar_char_set special{{{'"', '"'}, {'\\', '\\'}}};
@@ -307,33 +449,9 @@ std::string json_schema_json_chars(const grammar_char_set & decoded) {
     }
     grammar_char_set_normalize(without);
     if (!without.ranges.empty()) alts.push_back(grammar_char_set_to_gbnf(without));
-    if (decoded.contains('"')) alts.push_back(grammar_literal_to_gbnf("\\\""));
-    if (decoded.contains('\\')) alts.push_back(grammar_literal_to_gbnf("\\\\"));
-    for (uint32_t c = 0; c < 0x20; ++c) {
-        if (!decoded.contains(c)) continue;
-        const char * short_form = c == '\b' ? "\\b" : c == '\f' ? "\\f" : c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : nullptr;
-        if (short_form) {
-            alts.push_back(grammar_literal_to_gbnf(short_form));
-        } else {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", unsigned(c));
-            alts.push_back(grammar_literal_to_gbnf(buf));
-        }
-    }
+    const std::string escapes = escapes_of(decoded);  // one alternative for every escape
+    if (!escapes.empty()) alts.push_back(escapes);
+    if (alts.empty()) return "";
     if (alts.size() == 1) return alts[0];
-    std::string out = "(";
-    for (size_t i = 0; i < alts.size(); ++i) out += (i ? " | " : "") + alts[i];
-    return out + ")";
-}
-
-bool json_schema_regex_to_gbnf(std::string_view pattern, const std::string & json_char, std::string * out,
-                               std::string * error) {
-    try {
-        regex_parser p(pattern, json_char);
-        *out = p.parse();
-        return true;
-    } catch (const regex_failure & f) {
-        *error = f.message;
-        return false;
-    }
+    return "(" + alts[0] + " | " + alts[1] + ")";
 }

@@ -31,7 +31,7 @@ const Person = z.object({
   ok: z.boolean(),
 });
 // multipleOf constrains values in a way no grammar enforces: the server refuses the schema.
-const Unsupported = z.object({ n: z.number().int().multipleOf(3) });
+const Unsupported = z.object({ n: z.number().multipleOf(0.3) });
 
 const messages = [{ role: "user", content: "Describe a person." }];
 const model = (await client.models.list()).data[0].id;
