@@ -8,8 +8,9 @@ FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-# Other targets: demo-tensor (the tensor-library demo), bench (the CPU speed table), bench-kernels.
-.PHONY: all deps configure build serve demo-tensor test test-release test-asan test-fuzz bench bench-kernels gpu-check clean
+# Other targets: demo-tensor (the tensor-library demo), bench (the CPU speed table), bench-kernels,
+# bench-grammar.
+.PHONY: all deps configure build serve demo-tensor test test-release test-asan test-fuzz bench bench-kernels bench-grammar gpu-check clean
 
 all: build
 
@@ -81,6 +82,11 @@ bench: build
 # Kernel benchmarks (Google Benchmark): mat-vec / mat-mat GFLOP/s and GB/s, read bandwidth.
 bench-kernels: build
 	./$(BUILD)/tests/inferd-kernel-bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+
+# Token-mask speed of the grammar engine (Google Benchmark) on deepseek-llm's vocabulary; the
+# collection-wide figures come from `inferd-cli grammar bench` (engine/grammar/README.md).
+bench-grammar: build
+	./$(BUILD)/tests/inferd-grammar-bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 
 # On a machine with an NVIDIA GPU: CUDA build, op tests on the GPU, engine references with layers
 # on the GPU, and inferd-bench with every layer offloaded (tools/gpu-check.sh says what it runs).

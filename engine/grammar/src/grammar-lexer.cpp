@@ -140,6 +140,13 @@ void grammar_lexer::step_nfa(uint32_t id, uint8_t b, std::vector<uint32_t> & out
         }
         return;
     }
+    if (s.need == 0) {
+        // No multi-byte code point starts with b, or the set has none: nothing to remember.
+        const uint32_t top = s.frames.back();
+        const grammar_symbol sym = p_.g.rules[pos_rule_[top]].alternatives[pos_alt_[top]][pos_dot_[top]];
+        const std::vector<grammar_char_range> & rs = p_.g.sets[sym.index].ranges;
+        if (b < 0xC2 || b > 0xF4 || rs.empty() || rs.back().hi < 0x80) return;
+    }
     constexpr uint32_t none = UINT32_MAX, complete = UINT32_MAX - 1;
     const uint64_t key = uint64_t(id) << 8 | b;
     if (auto it = partial_next_.find(key); it != partial_next_.end()) {
@@ -197,12 +204,12 @@ uint32_t grammar_lexer::intern_nfa(nfa_state s) {
     return it->second;
 }
 
-int32_t grammar_lexer::intern_dfa(std::vector<uint32_t> members) {
+int32_t grammar_lexer::intern_dfa(std::vector<uint32_t> & members) {
     std::sort(members.begin(), members.end());
     members.erase(std::unique(members.begin(), members.end()), members.end());
     if (members.empty()) return dead;
-    auto [it, fresh] = dfa_ids_.emplace(std::move(members), int32_t(dfa_.size()));
-    if (!fresh) return it->second;
+    if (auto found = dfa_ids_.find(members); found != dfa_ids_.end()) return found->second;
+    auto it = dfa_ids_.emplace(members, int32_t(dfa_.size())).first;
     dfa_state d;
     for (uint32_t m : it->first) {
         const nfa_state & x = nfa_[m];
@@ -226,6 +233,8 @@ int32_t grammar_lexer::intern_dfa(std::vector<uint32_t> members) {
     accepts_id_.push_back(d.accepts_id);
     marks_.push_back(uint8_t((d.accepts_id >= 0 ? mark_accepts : 0) | (d.escape ? mark_escape : 0)));
     proj_.push_back(unknown);
+    loops_.emplace_back();
+    loop_known_.push_back(0);
     dfa_.push_back(std::move(d));
     trans_.resize(dfa_.size() * 256, unknown);
     return it->second;
@@ -240,18 +249,74 @@ int32_t grammar_lexer::start(const std::vector<uint32_t> & lexemes) {
         for (uint32_t a = 0; a < p_.g.rules[rule].alternatives.size(); ++a) closure(l, {pos(rule, a, 0)}, members);
     }
     std::erase_if(members, [&](uint32_t m) { return nfa_[m].frames.empty(); });  // no empty lexemes
-    const int32_t d = intern_dfa(std::move(members));
+    const int32_t d = intern_dfa(members);
     start_ids_.emplace(key, d);
     return d;
 }
 
 int32_t grammar_lexer::compute(int32_t d, uint8_t b) {
-    std::vector<uint32_t> next;
-    const std::vector<uint32_t> members = dfa_[size_t(d)].members;  // intern_dfa may grow dfa_
-    for (uint32_t m : members) step_nfa(m, b, next);
-    const int32_t t = intern_dfa(std::move(next));
+    std::vector<uint32_t> & next = step_scratch_;
+    next.clear();
+    // step_nfa grows nfa_ at most, not dfa_: the members stay in place.
+    for (uint32_t m : dfa_[size_t(d)].members) step_nfa(m, b, next);
+    const int32_t t = intern_dfa(next);
     trans_[size_t(d) * 256 + b] = t;
     return t;
+}
+
+const grammar_lexer::loop_info & grammar_lexer::loops(int32_t d) {
+    if (!loop_known_[size_t(d)]) {
+        loop_info l;
+        for (uint32_t b = 0; b < 0x80; ++b) {
+            if (step(d, uint8_t(b)) == d) l.ascii[b >> 6] |= uint64_t(1) << (b & 63);
+        }
+        l.non_ascii = code_points_loop(d);
+        loops_[size_t(d)] = l;
+        loop_known_[size_t(d)] = 1;
+    }
+    return loops_[size_t(d)];
+}
+
+// Every byte lo..hi from `from`, then k - 1 continuation bytes (80..BF), leads back to target
+// through states where no lexeme ends. seen: the (state, k) already on their way (each is walked
+// once, so a class with many distinct continuation states costs its states, not their paths).
+bool grammar_lexer::continuations_reach(int32_t from, uint8_t lo, uint8_t hi, int k, int32_t target,
+                                        std::unordered_set<uint64_t> & seen) {
+    for (uint32_t b = lo; b <= hi; ++b) {
+        const int32_t n = step(from, uint8_t(b));
+        if (k == 1) {
+            if (n != target) return false;
+            continue;
+        }
+        if (n < 0 || marks_[size_t(n)] != 0) return false;
+        if (!seen.insert(uint64_t(uint32_t(n)) << 8 | uint32_t(k - 1)).second) continue;
+        if (!continuations_reach(n, 0x80, 0xBF, k - 1, target, seen)) return false;
+    }
+    return true;
+}
+
+// Every well-formed non-ASCII code point read from d comes back to d.
+bool grammar_lexer::code_points_loop(int32_t d) {
+    struct lead_range {
+        uint8_t lead_lo, lead_hi, cont_lo, cont_hi;
+        int k;  // continuation bytes
+    };
+    static constexpr lead_range leads[] = {
+        {0xC2, 0xDF, 0x80, 0xBF, 1}, {0xE0, 0xE0, 0xA0, 0xBF, 2}, {0xE1, 0xEC, 0x80, 0xBF, 2},
+        {0xED, 0xED, 0x80, 0x9F, 2}, {0xEE, 0xEF, 0x80, 0xBF, 2}, {0xF0, 0xF0, 0x90, 0xBF, 3},
+        {0xF1, 0xF3, 0x80, 0xBF, 3}, {0xF4, 0xF4, 0x80, 0x8F, 3},
+    };
+    std::unordered_set<uint64_t> seen;  // (state after the lead, its continuation range)
+    std::unordered_set<uint64_t> seen_cont;
+    for (const lead_range & r : leads) {
+        for (uint32_t lead = r.lead_lo; lead <= r.lead_hi; ++lead) {
+            const int32_t n = step(d, uint8_t(lead));
+            if (n < 0 || marks_[size_t(n)] != 0) return false;
+            if (!seen.insert(uint64_t(uint32_t(n)) << 16 | uint32_t(r.cont_lo) << 8 | r.cont_hi).second) continue;
+            if (!continuations_reach(n, r.cont_lo, r.cont_hi, r.k, d, seen_cont)) return false;
+        }
+    }
+    return true;
 }
 
 bool grammar_lexer::exit_reads(uint32_t sig, uint8_t b) const {
@@ -326,7 +391,7 @@ int32_t grammar_lexer::project(int32_t d) {
         out.push_back(project_nfa(m));
         same = same && out.back() == m;
     }
-    const int32_t p = same ? d : intern_dfa(std::move(out));
+    const int32_t p = same ? d : intern_dfa(out);
     proj_[size_t(d)] = p;
     if (p != d) proj_[size_t(p)] = p;
     return p;
@@ -343,7 +408,7 @@ std::vector<int32_t> grammar_lexer::parts(int32_t d) {
     }
     std::vector<int32_t> out;
     if (order.size() > 1) {
-        for (uint32_t l : order) out.push_back(intern_dfa(std::move(by_lexeme[l])));
+        for (uint32_t l : order) out.push_back(intern_dfa(by_lexeme[l]));
     }
     parts_[d] = out;
     return out;

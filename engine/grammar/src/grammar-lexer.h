@@ -18,9 +18,11 @@
 
 #include "grammar-program.h"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 class grammar_lexer {
@@ -45,6 +47,15 @@ public:
     // member (the real state is needed from here on). Valid like transitions().
     const uint8_t * marks() const { return marks_.data(); }
     static constexpr uint8_t mark_accepts = 1, mark_escape = 2;
+    // What d reads and comes back to itself: the ASCII bytes, and whether every non-ASCII code
+    // point does so too (through states where no lexeme ends). Computed on first use from d's
+    // transitions, which invalidates transitions() and marks(); known() says whether it has been.
+    struct loop_info {
+        std::array<uint64_t, 2> ascii{};
+        bool non_ascii = false;
+    };
+    const loop_info & loops(int32_t d);
+    bool loops_known(int32_t d) const { return loop_known_[size_t(d)] != 0; }
     // The projected state of d (d itself when no member is inside a loop with frames below it).
     int32_t project(int32_t d);
     // The states of d's members grouped by lexeme, when they belong to more than one (a walk
@@ -96,6 +107,9 @@ private:
     };
 
     int32_t compute(int32_t d, uint8_t b);
+    bool code_points_loop(int32_t d);
+    bool continuations_reach(int32_t from, uint8_t lo, uint8_t hi, int k, int32_t target,
+                             std::unordered_set<uint64_t> & seen);
     uint32_t pos(uint32_t rule, uint32_t alt, uint32_t dot) const { return alt_base_[rule][alt] + dot; }
     // Adds to out the NFA states reached from frames without reading a byte.
     void closure(uint32_t lexeme, std::vector<uint32_t> frames, std::vector<uint32_t> & out, uint32_t sig = 0);
@@ -103,7 +117,8 @@ private:
     bool exit_reads(uint32_t sig, uint8_t b) const;
     void step_nfa(uint32_t id, uint8_t b, std::vector<uint32_t> & out);
     uint32_t intern_nfa(nfa_state s);
-    int32_t intern_dfa(std::vector<uint32_t> members);
+    // The state of these members (sorted and made unique in place); dead when there are none.
+    int32_t intern_dfa(std::vector<uint32_t> & members);
     const std::vector<uint32_t> & advance(uint32_t nfa);
 
     const grammar_program & p_;
@@ -124,6 +139,9 @@ private:
     std::vector<int32_t> trans_;                             // 256 per DFA state
     std::vector<int32_t> accepts_id_;                        // per DFA state
     std::vector<uint8_t> marks_;                             // per DFA state
+    std::vector<loop_info> loops_;                           // per DFA state, once loop_known_
+    std::vector<uint8_t> loop_known_;
+    std::vector<uint32_t> step_scratch_;
     std::vector<int32_t> proj_;                              // per DFA state (unknown: not yet)
     std::unordered_map<int32_t, std::vector<int32_t>> parts_;
     std::unordered_map<uint32_t, uint32_t> nfa_proj_;        // NFA state -> its projection

@@ -142,12 +142,27 @@ struct grammar_matcher::impl {
         const uint16_t * depth = tr.depth.data();
         const uint32_t * tok_begin = tr.tok_begin.data();
         const int32_t * tok_ids = tr.tok_ids.data();
+        const int32_t * sub_idx = tr.subtree_idx.data();
+        const grammar_vocab::trie::subtree * subtrees = tr.subtrees.data();
         grammar_lexer & lx = lexer();
         const int32_t * trans = lx.transitions();
         const uint8_t * marks = lx.marks();
         for (uint32_t i = root + 1, n = end[root]; i < n;) {
             const uint32_t dep = depth[i];
             const int32_t from = at[dep - 1];
+            if (sub_idx[i] >= 0 && marks[from] == 0) {
+                const bool all = takes_subtree(from, byte[i], subtrees[sub_idx[i]]);
+                trans = lx.transitions();  // computing the loops may have added states
+                marks = lx.marks();
+                if (all) {  // every path below stays in from's loop: all its tokens are allowed
+                    for (uint32_t k = tok_begin[i], ke = tok_begin[end[i]]; k < ke; ++k) {
+                        const auto t = uint32_t(tok_ids[k]);
+                        bits[t >> 6] |= uint64_t(1) << (t & 63);
+                    }
+                    i = end[i];
+                    continue;
+                }
+            }
             int32_t s = trans[size_t(from) * 256 + byte[i]];
             if (s == grammar_lexer::unknown_transition) {
                 s = lx.step(from, byte[i]);
@@ -169,6 +184,20 @@ struct grammar_matcher::impl {
             }
             ++i;
         }
+    }
+
+    // Whether state d, at a character boundary, reads every path of subtree st and stays in d
+    // (so no lexeme ends and every token there is allowed). A state's loops are computed only
+    // once it has been seen looping on the subtree's first byte, so walks of literals (which
+    // never loop) pay nothing for it.
+    bool takes_subtree(int32_t d, uint8_t first, const grammar_vocab::trie::subtree & st) {
+        grammar_lexer & lx = lexer();
+        if (!st.utf8) return false;
+        if (!lx.loops_known(d)) {
+            if (first >= 0x80 || lx.step(d, first) != d) return false;
+        }
+        const grammar_lexer::loop_info & l = lx.loops(d);
+        return (st.ascii[0] & ~l.ascii[0]) == 0 && (st.ascii[1] & ~l.ascii[1]) == 0 && (!st.non_ascii || l.non_ascii);
     }
 
     // The real lexer state after trie node node's bytes from state d (dead: -1).

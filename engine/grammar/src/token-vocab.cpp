@@ -37,6 +37,65 @@ struct trie_builder {
     }
 };
 
+// UTF-8 decoding position after a byte, from the position before it: 0 at a character boundary,
+// 1..3 continuation bytes to come, 4..7 the restricted first continuation of E0, ED, F0 and F4
+// (no overlongs, surrogates or code points past U+10FFFF); -1 not well-formed.
+int utf8_next(int at, uint8_t b) {
+    const bool cont = (b & 0xC0) == 0x80;
+    switch (at) {
+    case 0:
+        if (b < 0x80) return 0;
+        if (b >= 0xC2 && b <= 0xDF) return 1;
+        if (b == 0xE0) return 4;
+        if (b == 0xED) return 5;
+        if (b >= 0xE1 && b <= 0xEF) return 2;
+        if (b == 0xF0) return 6;
+        if (b == 0xF4) return 7;
+        if (b >= 0xF1 && b <= 0xF3) return 3;
+        return -1;
+    case 1: case 2: case 3: return cont ? at - 1 : -1;
+    case 4: return b >= 0xA0 && b <= 0xBF ? 1 : -1;
+    case 5: return b >= 0x80 && b <= 0x9F ? 1 : -1;
+    case 6: return b >= 0x90 && b <= 0xBF ? 2 : -1;
+    case 7: return b >= 0x80 && b <= 0x8F ? 2 : -1;
+    default: return -1;
+    }
+}
+
+// What each subtree with enough nodes reads (children follow their parents in preorder, so a
+// reverse pass hands each node's summary to its parent).
+void index_subtrees(grammar_vocab::trie & t) {
+    const size_t n = t.byte.size();
+    std::vector<int8_t> at(n, 0);  // UTF-8 position after the node's bytes
+    for (size_t i = 1; i < n; ++i) {
+        const int p = at[t.parent[i]];
+        at[i] = int8_t(p < 0 ? -1 : utf8_next(p, t.byte[i]));
+    }
+    std::vector<grammar_vocab::trie::subtree> sum(n);
+    std::vector<uint8_t> bad(n, 0);  // some path through the subtree is not well-formed
+    for (size_t i = n; i-- > 1;) {
+        grammar_vocab::trie::subtree & s = sum[i];
+        if (t.byte[i] < 0x80) {
+            s.ascii[t.byte[i] >> 6] |= uint64_t(1) << (t.byte[i] & 63);
+        } else {
+            s.non_ascii = true;
+        }
+        bad[i] |= uint8_t(at[i] < 0);
+        s.utf8 = !bad[i] && at[t.parent[i]] == 0;
+        grammar_vocab::trie::subtree & p = sum[t.parent[i]];
+        p.ascii[0] |= s.ascii[0];
+        p.ascii[1] |= s.ascii[1];
+        p.non_ascii = p.non_ascii || s.non_ascii;
+        bad[t.parent[i]] |= bad[i];
+    }
+    t.subtree_idx.assign(n, -1);
+    for (size_t i = 1; i < n; ++i) {
+        if (t.end[i] - i < grammar_vocab::trie::k_subtree_min) continue;
+        t.subtree_idx[i] = int32_t(t.subtrees.size());
+        t.subtrees.push_back(sum[i]);
+    }
+}
+
 }  // namespace
 
 std::shared_ptr<const grammar_vocab> grammar_vocab::build(const std::vector<std::string> & token_bytes,
@@ -66,6 +125,7 @@ std::shared_ptr<const grammar_vocab> grammar_vocab::build(const std::vector<std:
     const uint32_t root = tb.new_node(0, 0, 0);
     tb.build(0, order.size(), 0, root);
     v->trie_.tok_begin.push_back(uint32_t(v->trie_.tok_ids.size()));
+    index_subtrees(v->trie_);
     return v;
 }
 

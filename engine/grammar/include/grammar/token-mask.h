@@ -29,6 +29,7 @@
 
 #include "grammar/grammar.h"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -71,6 +72,19 @@ public:
         std::vector<uint16_t> depth;      // bytes from the root
         std::vector<uint32_t> parent;     // the root's is 0
         uint16_t max_depth = 0;
+        // What a subtree reads, for nodes with at least k_subtree_min nodes in theirs (the node
+        // included): index into subtrees, -1 for smaller ones. A walk whose state loops on every
+        // byte and code point of a subtree takes the whole subtree at once.
+        struct subtree {
+            std::array<uint64_t, 2> ascii{};  // the ASCII bytes read (node's own byte included)
+            bool non_ascii = false;          // some byte >= 0x80 is read
+            // The parent's bytes end at a character boundary and every path through the
+            // subtree is well-formed UTF-8 from there (it may stop inside a character).
+            bool utf8 = false;
+        };
+        static constexpr uint32_t k_subtree_min = 4;
+        std::vector<int32_t> subtree_idx;
+        std::vector<subtree> subtrees;
     };
     const trie & get_trie() const { return trie_; }
 
