@@ -25,6 +25,8 @@ constexpr const char * k_usage =
     "                                (--text FILE | --instance-json FILE [--spaced])\n"
     "       inferd-cli grammar bench DIR --vocab FILE.gguf [--json] [--limit N] [--budget-s S]\n"
     "                                [--verbose]\n"
+    "       inferd-cli template parse (--model FILE.gguf | --template FILE.jinja | --family NAME)\n"
+    "                                 [--tools FILE.json] [--reasoning-open] TEXT_FILE\n"
     "\n"
     "  generate    prints the prompt's continuation (the text; with --ids one JSON array of the\n"
     "              generated token ids instead); -n N tokens at most (default 128, -1: until an\n"
@@ -57,6 +59,13 @@ constexpr const char * k_usage =
     "              --json: one JSON object; --limit N: the first N files in name order;\n"
     "              --budget-s S: a schema still running after S seconds (default 10) fails and\n"
     "              is named; --verbose: why each schema fails, and those that take 1 s or more\n"
+    "  template parse  a model's raw output (TEXT_FILE) read as the tool-call format of the\n"
+    "              model's tokenizer.chat_template, of a template file or of a family by name\n"
+    "              (hermes, mistral, gpt-oss-harmony, ...): prints one JSON object {\"content\",\n"
+    "              \"reasoning_content\", \"tool_calls\": [{\"name\", \"arguments\", \"id\" (only\n"
+    "              where the format carries one)}]}; --tools: the request's tools (a JSON array,\n"
+    "              OpenAI's shape) for the schemas of XML formats; --reasoning-open: the prompt\n"
+    "              opened the reasoning block; exit 2 on a usage or file error\n"
     "  tokenize and detokenize also work on vocabulary-only GGUF files.\n"
     "\n"
     "defaults: --temp 0.8 --top-k 40 --top-p 0.95 --min-p 0.05 --repeat-penalty 1 --seed random\n"
@@ -214,7 +223,7 @@ int cli_decode_tokens(context & ctx, const std::vector<int32_t> & tokens, int32_
 
 int cli_tool_main(const std::vector<std::string> & args, std::FILE * in, std::FILE * out, std::FILE * err) {
     const cli_env env{in, out, err};
-    if (args.empty()) return cli_usage_error(env, "a command is required (generate, tokenize, detokenize, chat, devices, grammar)");
+    if (args.empty()) return cli_usage_error(env, "a command is required (generate, tokenize, detokenize, chat, devices, grammar, template)");
     const std::string & cmd = args[0];
     const std::vector<std::string> rest(args.begin() + 1, args.end());
     if (cmd == "-h" || cmd == "--help" || cmd == "help") {
@@ -227,6 +236,7 @@ int cli_tool_main(const std::vector<std::string> & args, std::FILE * in, std::FI
     if (cmd == "detokenize") return cli_detokenize_main(rest, env);
     if (cmd == "devices") return cli_devices_main(rest, env);
     if (cmd == "grammar") return cli_grammar_main(rest, env);
+    if (cmd == "template") return cli_template_main(rest, env);
     return cli_usage_error(env, "unknown command '" + cmd + "'");
 }
 

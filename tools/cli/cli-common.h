@@ -49,3 +49,4 @@ int cli_tokenize_main(const std::vector<std::string> & args, const cli_env & env
 int cli_detokenize_main(const std::vector<std::string> & args, const cli_env & env);
 int cli_devices_main(const std::vector<std::string> & args, const cli_env & env);
 int cli_grammar_main(const std::vector<std::string> & args, const cli_env & env);
+int cli_template_main(const std::vector<std::string> & args, const cli_env & env);

@@ -1,7 +1,8 @@
 // tools/cli/cli.h — inferd-cli: generate, tokenize, detokenize and chat on the engine; devices
 // lists the compute devices; grammar compile prints a GBNF grammar or JSON Schema compiled,
 // grammar check walks a text through a grammar token by token, grammar bench measures a folder of
-// JSON Schemas with instances.
+// JSON Schemas with instances; template parse reads a model's raw output as its chat template's
+// tool-call format and prints the message as JSON.
 //
 // Usage (from main or a test):
 //   int rc = cli_tool_main({"generate", "-m", "m.gguf", "--tokens", "1", "-n", "8", "--temp", "0", "--ids"},
@@ -10,6 +11,7 @@
 // Exit codes: 0 success; 1 the model cannot be loaded, a token id is outside the vocabulary,
 // decoding failed, an output file cannot be written; 2 usage error (unknown option, bad value).
 // grammar check: 0 the text is accepted, 1 rejected, 2 a usage, file or compile error.
+// template parse: 0 printed, 2 a usage or file error (unknown family, bad tools JSON, no template).
 #pragma once
 
 #include <cstdint>
