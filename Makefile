@@ -5,6 +5,7 @@ BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 60
+JINJA_FUZZ_SECONDS ?= 45
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
@@ -55,10 +56,11 @@ test-asan: deps
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --output-on-failure -j$(JOBS)
 
-# The GGUF reader fuzzer (libFuzzer, clang tree in $(BUILD_FUZZ)) for FUZZ_SECONDS; skips with a
-# reason when clang or libFuzzer is missing (fails under CI=true).
+# The GGUF reader fuzzer (libFuzzer, clang tree in $(BUILD_FUZZ)) for FUZZ_SECONDS, then the Jinja
+# engine's for JINJA_FUZZ_SECONDS; skips with a reason when clang or libFuzzer is
+# missing (fails under CI=true).
 test-fuzz: deps
-	JOBS=$(JOBS) bash tests/fuzz/run-fuzz.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
+	JOBS=$(JOBS) JINJA_FUZZ_SECONDS=$(JINJA_FUZZ_SECONDS) bash tests/fuzz/run-fuzz.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
 
 # The CPU speed table (README "Performance"): the TinyLlama-shaped synthetic model (2048 wide,
 # 22 layers, 32 / 4 heads, 5632 FF, 32000 vocab; random weights) in F16, Q8_0 and Q4_K_M,

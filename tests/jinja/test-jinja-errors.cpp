@@ -1,0 +1,273 @@
+// test-jinja-errors.cpp — where errors point (line and column of parse and runtime errors),
+// what they say, every limit of jinja::limits, and the API around parse/render (reuse, context
+// key order, JSON numbers, the clock).
+#include "jinja/jinja.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+struct failure {
+    jinja::error_kind kind = jinja::error_kind::syntax;
+    uint32_t line = 0, column = 0;
+    std::string message, what;
+};
+
+// Parses and renders; returns the error (kind none → it rendered).
+bool fails(std::string_view src, failure & f, const jinja::render_options & opts = {}, const ojson & ctx = ojson::object(),
+           const jinja::parse_options & popts = {}) {
+    try {
+        jinja::render(jinja::parse(src, popts), ctx, opts);
+        return false;
+    } catch (const jinja::error & e) {
+        f = {e.kind(), e.line(), e.column(), e.message(), e.what()};
+        return true;
+    }
+}
+
+failure must_fail(std::string_view src, const jinja::render_options & opts = {}, const ojson & ctx = ojson::object()) {
+    failure f;
+    EXPECT_TRUE(fails(src, f, opts, ctx)) << "expected an error from: " << src;
+    return f;
+}
+
+std::string repeat(const std::string & s, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+}
+
+}  // namespace
+
+TEST(JinjaErrors, ParseErrorsNameLineAndColumn) {
+    failure f = must_fail("line one\n{{ 1 + }}");
+    EXPECT_EQ(f.kind, jinja::error_kind::syntax);
+    EXPECT_EQ(f.line, 2u);
+    EXPECT_EQ(f.column, 8u);
+    EXPECT_EQ(f.what, "template:2:8: unexpected 'end of print statement'");
+
+    f = must_fail("{% for x in y %}\n  {{ x }}\n");
+    EXPECT_EQ(f.kind, jinja::error_kind::syntax);
+    EXPECT_NE(f.message.find("Jinja was looking for the following tags: 'endfor' or 'else'"), std::string::npos);
+    EXPECT_NE(f.message.find("innermost block that needs to be closed is 'for'"), std::string::npos);
+
+    f = must_fail("ok\n\n   {% frobnicate %}");
+    EXPECT_EQ(f.what, "template:3:7: Encountered unknown tag 'frobnicate'.");
+    f = must_fail("{% if x %}{% endfor %}{% endif %}");
+    EXPECT_EQ(f.what, "template:1:14: Encountered unknown tag 'endfor'.");
+    f = must_fail("{{ 'abc }}");
+    EXPECT_EQ(f.line, 1u);
+    EXPECT_EQ(f.column, 4u);
+    f = must_fail("a {# never closed");
+    EXPECT_EQ(f.message, "Missing end of comment tag");
+    f = must_fail("{{ (1 }}");
+    EXPECT_EQ(f.message, "unexpected '}', expected ')'");
+    f = must_fail("{% break %}");
+    EXPECT_EQ(f.message, "'break' outside of a loop");
+    f = must_fail("{% macro m(a=1, b) %}{% endmacro %}");
+    EXPECT_EQ(f.message, "non-default argument follows default argument");
+    f = must_fail("{{ x is defined is defined }}");
+    EXPECT_EQ(f.message, "You cannot chain multiple tests with is");
+    f = must_fail("{% include 'other.jinja' %}");
+    EXPECT_EQ(f.kind, jinja::error_kind::syntax);
+    f = must_fail("{% set 1 = 2 %}");
+    EXPECT_EQ(f.message, "can't assign to this expression");
+    // columns count code points, not bytes
+    f = must_fail("é中😀 {{ ) }}");
+    EXPECT_EQ(f.column, 8u);
+}
+
+TEST(JinjaErrors, SourceNameAppearsInMessages) {
+    jinja::parse_options popts;
+    popts.source_name = "chat.jinja";
+    try {
+        jinja::parse("\n{% if %}", popts);
+        FAIL() << "expected a syntax error";
+    } catch (const jinja::error & e) {
+        EXPECT_EQ(std::string(e.what()).rfind("chat.jinja:2:7: ", 0), 0u) << e.what();
+        EXPECT_EQ(e.source_name(), "chat.jinja");
+    }
+}
+
+TEST(JinjaErrors, RuntimeErrorsPointAtTheFailingExpression) {
+    const ojson ctx = {{"d", {{"a", 1}}}, {"s", "x"}};
+    failure f;
+    ASSERT_TRUE(fails("line\n  {{ d.b.c }}", f, {}, ctx));
+    EXPECT_EQ(f.kind, jinja::error_kind::undefined);
+    EXPECT_EQ(f.what, "template:2:9: 'dict object' has no attribute 'b'");
+    ASSERT_TRUE(fails("{% for i in [1] %}\n{{ s + i }}{% endfor %}", f, {}, ctx));
+    EXPECT_EQ(f.kind, jinja::error_kind::type);
+    EXPECT_EQ(f.line, 2u);
+    EXPECT_EQ(f.message, "can only concatenate str (not \"int\") to str");
+    ASSERT_TRUE(fails("{% macro m() %}\n\n   {{ raise_exception('no: ' ~ 1) }}{% endmacro %}{{ m() }}", f, {}, ctx));
+    EXPECT_EQ(f.kind, jinja::error_kind::raised);
+    EXPECT_EQ(f.message, "no: 1");
+    EXPECT_EQ(f.line, 3u);
+    EXPECT_EQ(f.column, 7u);
+    ASSERT_TRUE(fails("{{ s | from_json }}", f, {}, ctx));
+    EXPECT_EQ(f.kind, jinja::error_kind::unknown_name);
+    EXPECT_EQ(f.what, "template:1:8: No filter named 'from_json' found.");
+}
+
+TEST(JinjaErrors, SandboxForbidsMutation) {
+    const ojson ctx = {{"l", {1, 2}}, {"d", {{"a", 1}}}};
+    failure f;
+    ASSERT_TRUE(fails("{{ l.append(3) }}", f, {}, ctx));
+    EXPECT_EQ(f.kind, jinja::error_kind::sandbox);
+    EXPECT_EQ(f.message, "access to attribute 'append' of 'list' object is unsafe.");
+    ASSERT_TRUE(fails("{% set x = d.update({'b': 2}) %}", f, {}, ctx));
+    EXPECT_EQ(f.kind, jinja::error_kind::sandbox);
+    // reading the attribute is an undefined value; only using it raises
+    EXPECT_EQ(jinja::render(jinja::parse("[{{ l.pop }}]{{ l.pop is defined }}"), ctx), "[]False");
+    ASSERT_TRUE(fails("{% set f = l.pop %}{{ f() }}", f, {}, ctx));
+    EXPECT_EQ(f.kind, jinja::error_kind::sandbox);
+}
+
+TEST(JinjaLimits, ExpressionAndStatementNesting) {
+    failure f = must_fail("{{ " + repeat("(", 300) + "1" + repeat(")", 300) + " }}");
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    f = must_fail("{{ 1" + repeat(" + 1", 400) + " }}");  // built by a loop: bounded by tree height
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    f = must_fail("{{ x" + repeat(".a", 400) + " }}");
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    f = must_fail("{{ x" + repeat("|trim", 400) + " }}");
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    f = must_fail(repeat("{% if true %}", 300) + repeat("{% endif %}", 300));
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    f = must_fail("{{ " + repeat("not ", 300) + "x }}");
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    f = must_fail("{{ " + repeat("[", 300) + repeat("]", 300) + " }}");
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    // within the limit it works
+    EXPECT_EQ(jinja::render(jinja::parse("{{ " + repeat("(", 50) + "1" + repeat(")", 50) + " }}"), {}), "1");
+}
+
+TEST(JinjaLimits, MacroRecursion) {
+    failure f = must_fail("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}");
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    EXPECT_NE(f.message.find("macro calls nested deeper than"), std::string::npos) << f.message;
+    // recursion within the limit is fine
+    EXPECT_EQ(jinja::render(jinja::parse("{% macro f(n) %}{% if n %}{{ n }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(50) }}"), {})
+                  .size(),
+              91u);
+}
+
+TEST(JinjaLimits, LoopIterationsOutputStringsRangesSteps) {
+    jinja::render_options o;
+    o.bounds.max_loop_iterations = 1000;
+    failure f = must_fail("{% for i in range(100) %}{% for j in range(100) %}{% endfor %}{% endfor %}", o);
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    EXPECT_NE(f.message.find("loop iterations"), std::string::npos);
+
+    o = {};
+    o.bounds.max_output_bytes = 1000;
+    f = must_fail("{% for i in range(2000) %}x{% endfor %}", o);
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    f = must_fail("{% set s = 'x' * 2000 %}", o);  // one string value over the limit
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    f = must_fail("{% set ns = namespace(s='ab') %}{% for i in range(30) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}", o);
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+
+    f = must_fail("{{ 'x' * 100000000 }}");  // default: 16 MiB
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    f = must_fail("{{ range(100000000) | length }}");
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    f = must_fail("{{ [1, 2] * 100000000 }}");
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+
+    o = {};
+    o.bounds.max_steps = 10000;
+    f = must_fail("{% for i in range(5000) %}{{ i + i }}{% endfor %}", o);
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    EXPECT_NE(f.message.find("step limit"), std::string::npos);
+}
+
+TEST(JinjaLimits, DeepAndCyclicValues) {
+    // printing a value nested deeper than max_value_depth is an error, not a stack overflow
+    failure f = must_fail(
+        "{% set ns = namespace(x=[]) %}{% for i in range(500) %}{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x }}");
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    f = must_fail("{% set ns = namespace(x=[]) %}{% for i in range(500) %}{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x | tojson }}");
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    // a namespace holding itself (python prints {...} there; the engine refuses)
+    f = must_fail("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns }}");
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    // freeing a very deep value takes no deep recursion
+    EXPECT_EQ(jinja::render(jinja::parse("{% set ns = namespace(x=[]) %}{% for i in range(200000) %}"
+                                         "{% set ns.x = [ns.x] %}{% endfor %}{% set ns.x = 0 %}done"),
+                            {}),
+              "done");
+    EXPECT_EQ(jinja::render(jinja::parse("{% set ns = namespace(n=namespace()) %}{% for i in range(100000) %}"
+                                         "{% set ns.n = namespace(next=ns.n) %}{% endfor %}done"),
+                            {}),
+              "done");
+    // macros keep their defining scope alive; chains of them are cut at the end of a render
+    EXPECT_EQ(jinja::render(jinja::parse("{% set ns = namespace() %}{% macro m0() %}{% endmacro %}{% set ns.f = m0 %}"
+                                         "{% macro step() %}{% macro next() %}{{ step() }}{% endmacro %}"
+                                         "{% set ns.f = next %}{% endmacro %}"
+                                         "{% for i in range(50000) %}{{ step() }}{% endfor %}done"),
+                            {}),
+              "done");
+}
+
+TEST(JinjaApi, ParseOnceRenderManyTimes) {
+    const jinja::parsed_template t = jinja::parse("{{ greeting }}, {{ name | default('you') }}!\n");
+    EXPECT_EQ(jinja::render(t, {{"greeting", "Hi"}, {"name", "Ann"}}), "Hi, Ann!");
+    EXPECT_EQ(jinja::render(t, {{"greeting", "Hello"}}), "Hello, you!");
+    EXPECT_EQ(jinja::render(t, nullptr), ", you!");
+    jinja::parsed_template moved = jinja::parse("x");
+    moved = jinja::parse("{{ 1 + 1 }}");
+    EXPECT_EQ(jinja::render(moved, {}), "2");
+    EXPECT_THROW(jinja::render(t, ojson::array({1, 2})), jinja::error);
+}
+
+TEST(JinjaApi, JsonInputKeepsOrderAndNumberTypes) {
+    const ojson ctx = ojson::parse(R"({"d": {"zeta": 1, "alpha": 2.0, "mid": [true, null]}, "u": 18446744073709551615})");
+    EXPECT_EQ(jinja::render(jinja::parse("{{ d | tojson }} {{ d }} {% for k in d %}{{ k }}{% endfor %}"), ctx),
+              "{\"zeta\": 1, \"alpha\": 2.0, \"mid\": [true, null]} {'zeta': 1, 'alpha': 2.0, 'mid': [True, None]} zetaalphamid");
+    EXPECT_EQ(jinja::render(jinja::parse("{{ u }}"), ctx), "1.8446744073709552e+19");
+}
+
+TEST(JinjaApi, ClockAndMarkup) {
+    jinja::render_options o;
+    o.clock = [] {
+        std::tm t{};
+        t.tm_year = 99;
+        t.tm_mon = 11;
+        t.tm_mday = 31;
+        t.tm_hour = 23;
+        t.tm_min = 59;
+        t.tm_wday = 5;
+        return t;
+    };
+    EXPECT_EQ(jinja::render(jinja::parse("{{ strftime_now('%Y-%m-%d %H:%M %a %b') }}"), {}, o), "1999-12-31 23:59 Fri Dec");
+    const std::string now = jinja::render(jinja::parse("{{ strftime_now('%Y') }}"), {});
+    EXPECT_EQ(now.size(), 4u);
+    // Markup + str escapes the str (the functionary template's tool list)
+    const ojson ctx = {{"t", {{"name", "x'"}}}};
+    EXPECT_EQ(jinja::render(jinja::parse("{{ \"Use '\"|safe + t.name + \"'\\n\"|safe + t | tojson() }}"), ctx),
+              "Use 'x&#39;'\n{&#34;name&#34;: &#34;x&#39;&#34;}");
+}
+
+TEST(JinjaApi, OneParsedTemplateRendersFromSeveralThreads) {
+    const jinja::parsed_template t = jinja::parse(
+        "{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + 1 %}"
+        "{{ m.role | upper }}: {{ m.content | trim }}\n{% endfor %}{{ ns.n }} {{ 'lit' ~ suffix }}");
+    std::vector<std::thread> threads;
+    std::vector<std::string> outs(4);
+    for (int k = 0; k < 4; ++k) {
+        threads.emplace_back([&t, &outs, k] {
+            const ojson ctx = {{"messages", {{{"role", "user"}, {"content", " hi "}}}}, {"suffix", std::to_string(k)}};
+            for (int i = 0; i < 200; ++i) outs[static_cast<size_t>(k)] = jinja::render(t, ctx);
+        });
+    }
+    for (auto & th : threads) th.join();
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(outs[static_cast<size_t>(k)], "USER: hi\n1 lit" + std::to_string(k));
+}
