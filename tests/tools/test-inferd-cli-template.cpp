@@ -1,3 +1,5 @@
+// inferd-cli template render: every reference render byte for byte, the errors where the reference
+// raised; from a model's own template; bad inputs exit 2.
 // inferd-cli template parse: every reference tool-call fixture (../shared/testdata/chat/toolcalls.json)
 // parsed through the command with its template file (and the conversation's tools, and
 // --reasoning-open where the prompt opens reasoning) prints the expected message (README rules:
@@ -127,6 +129,95 @@ TEST(inferd_cli_template, parses_every_reference_fixture) {
     std::printf("template parse: %zu of %zu fixtures match\n", passed, n);
 }
 
+// template render: every (template, conversation) case of the reference renders byte for byte,
+// with the case's variables (BOS / EOS by flag, the rest through --kwargs) and the reference's
+// fixed day; the cases where the reference raised exit 2 with an error (raise_exception's text
+// verbatim).
+TEST(inferd_cli_template, renders_every_reference_case) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    const ordered_json expected = read_json(dir + "/chat/expected.json");
+    const ordered_json conversations = read_json(dir + "/chat/conversations.json");
+    ASSERT_FALSE(expected.is_discarded());
+    ASSERT_FALSE(conversations.is_discarded());
+    std::map<std::string, ordered_json> convs;
+    for (const auto & c : conversations) convs[c["name"].get<std::string>()] = c;
+
+    tools_scratch_dir tmp;
+    size_t renders = 0, errors = 0, n = 0;
+    for (const auto & c : expected["cases"]) {
+        const std::string label = c["template"].get<std::string>() + " / " + c["conversation"].get<std::string>();
+        const ordered_json & conv = convs[c["conversation"].get<std::string>()];
+        ordered_json input = {{"messages", conv["messages"]}};
+        if (c["tools"].get<bool>()) input["tools"] = conv["tools"];
+        std::string name = "m";
+        name += std::to_string(n++);
+        name += ".json";
+        const std::string messages = tmp.file(name);
+        write_file(messages, input.dump());
+        std::vector<std::string> args = {"template", "render", "--template",
+                                         dir + "/chat/templates/" + c["template"].get<std::string>() + ".jinja",
+                                         "--messages", messages, "--date", "2026-01-15"};
+        ordered_json kwargs = ordered_json::object();
+        for (const auto & [k, v] : c["variables"].items()) {
+            if (k == "add_generation_prompt") {
+                if (!v.get<bool>()) args.push_back("--no-generation-prompt");
+            } else if (k == "bos_token" || k == "eos_token") {
+                args.insert(args.end(), {k == "bos_token" ? "--bos" : "--eos", v.get<std::string>()});
+            } else {
+                kwargs[k] = v;
+            }
+        }
+        if (!kwargs.empty()) args.insert(args.end(), {"--kwargs", kwargs.dump()});
+        const run_result r = run(args);
+        if (c.contains("error")) {
+            ++errors;
+            EXPECT_EQ(r.rc, 2) << label << ": rendered where the reference raised " << c["error"];
+            EXPECT_NE(r.err.find(dir + "/chat/templates/"), std::string::npos) << label << ": " << r.err;
+            if (c["error_kind"] == "raise_exception") {
+                EXPECT_NE(r.err.find(c["error"].get<std::string>()), std::string::npos) << label << ": " << r.err;
+            }
+            continue;
+        }
+        ++renders;
+        std::ifstream in(dir + "/chat/" + c["render"].get<std::string>(), std::ios::binary);
+        const std::string want((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        ASSERT_EQ(r.rc, 0) << label << "\n" << r.err;
+        EXPECT_EQ(r.out, want) << label;
+    }
+    EXPECT_EQ(renders, 535u);
+    EXPECT_EQ(errors, 50u);
+}
+
+// render's inputs: the model's own template with its BOS / EOS texts, and the errors.
+TEST(inferd_cli_template, render_from_a_model_and_its_errors) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    tools_scratch_dir tmp;
+    const std::string messages = tmp.file("m.json");
+    write_file(messages, R"([{"role":"system","content":"Be brief."},{"role":"user","content":"Hi"}])");
+    const run_result r = run({"template", "render", "--model", dir + "/models/tiny-qwen3-f16.gguf", "--messages", messages});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(r.out, "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+    const run_result off = run({"template", "render", "--model", dir + "/models/tiny-qwen3-f16.gguf", "--messages", messages,
+                                "--no-generation-prompt"});
+    EXPECT_EQ(off.out, "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n");
+
+    const std::string bad = tmp.file("bad.jinja");
+    write_file(bad, "{% for m in messages %}\n{{ m.content | nosuchfilter }}\n{% endfor %}");
+    const run_result e = run({"template", "render", "--template", bad, "--messages", messages});
+    EXPECT_EQ(e.rc, 2);
+    EXPECT_NE(e.err.find(bad + ":2:"), std::string::npos) << e.err;  // the place of the problem
+    EXPECT_NE(e.err.find("nosuchfilter"), std::string::npos) << e.err;
+    write_file(bad, "{% if %}");
+    EXPECT_EQ(run({"template", "render", "--template", bad, "--messages", messages}).rc, 2);
+    EXPECT_EQ(run({"template", "render", "--template", bad}).rc, 2);                                      // no --messages
+    EXPECT_EQ(run({"template", "render", "--messages", messages}).rc, 2);                                 // no template
+    EXPECT_EQ(run({"template", "render", "--template", bad, "--messages", tmp.file("none.json")}).rc, 2);  // missing file
+    EXPECT_EQ(run({"template", "render", "--template", bad, "--messages", messages, "--kwargs", "[1]"}).rc, 2);
+    EXPECT_EQ(run({"template", "render", "--template", bad, "--messages", messages, "--date", "15.1.2026"}).rc, 2);
+    write_file(messages, R"({"role":"user"})");
+    EXPECT_EQ(run({"template", "render", "--template", bad, "--messages", messages}).rc, 2);  // not a list
+}
+
 // --model: the family of the GGUF's tokenizer.chat_template (a vocabulary-only file with Qwen3's
 // template written in).
 TEST(inferd_cli_template, family_from_a_models_chat_template) {
@@ -232,10 +323,11 @@ TEST(inferd_cli_template, errors_exit_2) {
         EXPECT_EQ(r.rc, 2) << args.back();
         EXPECT_FALSE(r.err.empty());
     }
-    r = run({"template", "render"});
-    EXPECT_NE(r.err.find("unknown template command 'render'"), std::string::npos) << r.err;
+    r = run({"template", "show"});
+    EXPECT_NE(r.err.find("unknown template command 'show'"), std::string::npos) << r.err;
 
     r = run({"--help"});
     ASSERT_EQ(r.rc, 0);
     EXPECT_NE(r.out.find("inferd-cli template parse"), std::string::npos);
+    EXPECT_NE(r.out.find("inferd-cli template render"), std::string::npos);
 }

@@ -11,6 +11,7 @@
 // Exit codes: 0 success; 1 the model cannot be loaded, a token id is outside the vocabulary,
 // decoding failed, an output file cannot be written; 2 usage error (unknown option, bad value).
 // grammar check: 0 the text is accepted, 1 rejected, 2 a usage, file or compile error.
+// template render: 0 printed, 2 a usage, file or template error.
 // template parse: 0 printed, 2 a usage or file error (unknown family, bad tools JSON, no template).
 #pragma once
 
