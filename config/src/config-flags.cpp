@@ -71,7 +71,8 @@ const config_flag k_flags[] = {
      [](server_config & c, std::string_view v, std::string * e) { return apply_string_nonempty(&c.alias, v, e); },
      nullptr, no_default},
     {"Model and engine", "chat-template", "", "TEMPLATE", "INFERD_CHAT_TEMPLATE",
-     "chat template: a name (chatml, llama3, zephyr, ...) or a Jinja template text (default: the model's)",
+     "chat template: a built-in name (chatml, llama3, zephyr, ...), a Jinja template file or Jinja text "
+     "(default: the model's own, run as written)",
      true, false, false, config_flag_action::set,
      [](server_config & c, std::string_view v, std::string * e) {
          return apply_string_nonempty(&c.chat_template, v, e);

@@ -16,7 +16,7 @@
 #include <optional>
 #include <thread>
 
-enum class chat_template_kind;
+class chat_renderer;
 
 struct server_app::impl {
     server_config cfg;
@@ -26,7 +26,7 @@ struct server_app::impl {
     std::unique_ptr<http_server> http;
     std::unique_ptr<model> mdl;
     std::unique_ptr<batch_loop> loop;
-    std::optional<chat_template_kind> tmpl;
+    std::shared_ptr<const chat_renderer> chat;  // renders chat requests' prompts
     std::string model_id;
     grammar_program_cache grammars;  // compiled output constraints (structured output)
     int64_t created = 0;

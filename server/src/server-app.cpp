@@ -1,7 +1,7 @@
 // The daemon assembled: model loading in the background, batch loop, routes, auth, shutdown.
 #include "api/info-response.h"
 #include "api/tokenize.h"
-#include "engine/chat-template.h"
+#include "engine/chat-render.h"
 #include "server-app-impl.h"
 
 #include <spdlog/spdlog.h>
@@ -94,8 +94,13 @@ void server_app::impl::load_model() {
                       double(u.compute_bytes) / (1 << 30), double(u.free) / (1 << 30));
         }
         std::string note, err;
-        tmpl = chat_template_resolve(cfg.chat_template, mdl->chat_template(), &note, &err);
-        if (!tmpl) throw std::runtime_error(err);
+        const vocab & v = mdl->get_vocab();
+        chat_special_texts sp;
+        sp.bos = v.bos_id() >= 0 ? v.token_text(v.bos_id()) : "";
+        sp.eos = v.eos_id() >= 0 ? v.token_text(v.eos_id()) : "";
+        sp.add_bos = v.add_bos();
+        chat = chat_renderer::create(cfg.chat_template, mdl->chat_template(), sp, &note, &err);
+        if (!chat) throw std::runtime_error(err);
         if (!note.empty()) log->warn("{}", note);
         batch_loop_params bp;
         bp.n_parallel = uint32_t(cfg.parallel);
@@ -118,7 +123,7 @@ void server_app::impl::load_model() {
         info.parallel = cfg.parallel;
         metrics.set_model_info(info);
         log->info("model {} loaded: {}; context {} tokens, {} slots, chat template {}", model_id, mdl->description(),
-                  loop->n_ctx(), cfg.parallel, chat_template_name(*tmpl));
+                  loop->n_ctx(), cfg.parallel, chat->describe());
         is_ready = true;
     } catch (const std::exception & e) {
         log->error("cannot load the model: {}", e.what());

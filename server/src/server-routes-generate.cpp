@@ -3,7 +3,7 @@
 // and choice.
 #include "api/chat-request.h"
 #include "api/completion-request.h"
-#include "engine/chat-template.h"
+#include "engine/chat-render.h"
 #include "server-app-impl.h"
 #include "server-generation.h"
 
@@ -157,12 +157,10 @@ void server_app::impl::handle_chat(const http_request & req, std::shared_ptr<htt
     if (!cr.model.empty() && cr.model != model_id) return respond_error(req, res, api_error_model_not_found(cr.model), t0);
     std::shared_ptr<const grammar_program> program;
     if (auto e = grammars.compile(cr.constraint, &program)) return respond_error(req, res, *e, t0);
-    std::vector<chat_message> msgs;
-    for (const api_chat_message & m : cr.messages) msgs.push_back({api_chat_role_name(m.role), m.content});
-    const vocab & v = mdl->get_vocab();
+    nlohmann::ordered_json msgs = nlohmann::ordered_json::array();
+    for (const api_chat_message & m : cr.messages) msgs.push_back({{"role", api_chat_role_name(m.role)}, {"content", m.content}});
     std::string text, err;
-    if (!chat_template_apply(*tmpl, msgs, true, v.bos_id() >= 0 ? v.token_text(v.bos_id()) : "",
-                             v.eos_id() >= 0 ? v.token_text(v.eos_id()) : "", &text, &err)) {
+    if (!chat->render(msgs, nlohmann::ordered_json(), true, nlohmann::ordered_json(), &text, &err)) {
         return respond_error(req, res, api_error_invalid_request(err, "messages"), t0);
     }
     const std::vector<int32_t> tokens = mdl->get_tokenizer().tokenize(text, true, true);
@@ -174,7 +172,7 @@ void server_app::impl::handle_chat(const http_request & req, std::shared_ptr<htt
         return respond_error(req, res, api_error_context_exceeded(int64_t(tokens.size()), 0, n_ctx, "messages"), t0);
     }
     std::vector<std::string> stops = cr.stop;
-    for (std::string_view s : chat_template_stop_texts(*tmpl)) stops.emplace_back(s);
+    for (std::string_view s : chat->stop_texts()) stops.emplace_back(s);
     submit_plan plan;
     plan.st = new_state(*this, generation_kind::chat, cr.stream, cr.include_usage, res, req, t0);
     plan.st->n_logprobs = cr.logprobs ? cr.top_logprobs : -1;

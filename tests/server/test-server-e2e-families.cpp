@@ -106,6 +106,28 @@ void check_family(const std::string & dir, const std::string & name) {
 
 }  // namespace
 
+// Chat prompts come from the model's own template run as written: Gemma 2's refuses a system
+// message (a 400 with its words) and renders a user turn with BOS once (the template writes
+// bos_token, the tokenizer adds BOS: the text's is dropped).
+TEST(server_e2e_families, chat_template_run_as_written) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    inferd_process p({"-m", dir + "/models/tiny-gemma2-f16.gguf", "--parallel", "1", "-c", "256", "-t", "2"});
+    ASSERT_TRUE(p.wait_ready()) << p.log();
+    const json sys = {{"messages", {{{"role", "system"}, {"content", "Be brief."}}, {{"role", "user"}, {"content", "Hi"}}}},
+                      {"max_tokens", 2}};
+    auto r = inferd_call(p.port(), "POST", "/v1/chat/completions", sys.dump());
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 400) << r->body;
+    EXPECT_NE(r->body.find("System role not supported"), std::string::npos) << r->body;
+    const json user = {{"messages", {{{"role", "user"}, {"content", "Hi"}}}}, {"max_tokens", 2}, {"temperature", 0}};
+    const json ok = post(p, "/v1/chat/completions", user);
+    // <bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n: BOS once (the tokenizer's)
+    const json tok = post(p, "/tokenize", {{"content", "<start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n"},
+                                          {"add_special", true}});
+    ASSERT_TRUE(tok.contains("tokens")) << tok.dump();
+    EXPECT_EQ(ok["usage"]["prompt_tokens"], tok["tokens"].size()) << ok.dump();
+}
+
 TEST(server_e2e_families, qwen3) { INFERD_REQUIRE_TESTDATA(dir); check_family(dir, "tiny-qwen3-f16"); }
 TEST(server_e2e_families, qwen3moe) { INFERD_REQUIRE_TESTDATA(dir); check_family(dir, "tiny-qwen3moe-f16"); }
 TEST(server_e2e_families, mixtral) { INFERD_REQUIRE_TESTDATA(dir); check_family(dir, "tiny-mixtral-f16"); }

@@ -1,7 +1,7 @@
 // inferd-cli chat: an interactive conversation. Each turn renders the whole conversation with
 // the chat template, keeps the KV cache for the prefix that did not change, and decodes the rest.
 #include "cli-common.h"
-#include "engine/chat-template.h"
+#include "engine/chat-render.h"
 #include "engine/utf8-stream.h"
 
 namespace {
@@ -14,13 +14,10 @@ bool read_line(std::FILE * in, std::string * line) {
 }
 
 // Tokens of the rendered conversation; false after printing why.
-bool render_tokens(const model & m, chat_template_kind kind, const std::vector<chat_message> & msgs,
+bool render_tokens(const model & m, const chat_renderer & r, const nlohmann::ordered_json & msgs,
                    std::vector<int32_t> * out, const cli_env & env) {
-    const vocab & v = m.get_vocab();
-    const std::string bos = v.bos_id() >= 0 ? v.token_text(v.bos_id()) : "";
-    const std::string eos = v.eos_id() >= 0 ? v.token_text(v.eos_id()) : "";
     std::string text, err;
-    if (!chat_template_apply(kind, msgs, true, bos, eos, &text, &err)) {
+    if (!r.render(msgs, nlohmann::ordered_json(), true, nlohmann::ordered_json(), &text, &err)) {
         std::fprintf(env.err, "inferd-cli: %s\n", err.c_str());
         return false;
     }
@@ -98,21 +95,24 @@ int cli_chat_main(const std::vector<std::string> & args, const cli_env & env) {
     if (!m) return 1;
     const std::string * requested = a.option("--chat-template");
     std::string note;
-    const std::optional<chat_template_kind> kind =
-        chat_template_resolve(requested ? *requested : "", m->chat_template(), &note, &e);
-    if (!kind) return cli_usage_error(env, e);
+    const vocab & v = m->get_vocab();
+    const chat_special_texts sp_texts{v.bos_id() >= 0 ? v.token_text(v.bos_id()) : "",
+                                      v.eos_id() >= 0 ? v.token_text(v.eos_id()) : "", v.add_bos()};
+    const std::shared_ptr<const chat_renderer> renderer =
+        chat_renderer::create(requested ? *requested : "", m->chat_template(), sp_texts, &note, &e);
+    if (!renderer) return cli_usage_error(env, e);
     if (!note.empty()) std::fprintf(env.err, "inferd-cli: %s\n", note.c_str());
     std::unique_ptr<context> ctx = cli_make_context(*m, mo, env);
     if (!ctx) return 1;
     sampler smp(sp, m->hparams().n_vocab);
-    std::vector<chat_message> msgs;
-    if (const std::string * s = a.option("--system")) msgs.push_back({"system", *s});
+    nlohmann::ordered_json msgs = nlohmann::ordered_json::array();
+    if (const std::string * s = a.option("--system")) msgs.push_back({{"role", "system"}, {"content", *s}});
     std::vector<int32_t> cached;  // tokens in the KV cache (sequence 0)
     std::string line;
     while (std::fputs("> ", env.out), std::fflush(env.out), read_line(env.in, &line) && !line.empty()) {
-        msgs.push_back({"user", line});
+        msgs.push_back({{"role", "user"}, {"content", line}});
         std::vector<int32_t> toks;
-        if (!render_tokens(*m, *kind, msgs, &toks, env)) return 1;
+        if (!render_tokens(*m, *renderer, msgs, &toks, env)) return 1;
         size_t common = 0;
         while (common < cached.size() && common < toks.size() && cached[common] == toks[common]) ++common;
         if (common == toks.size()) --common;  // decode at least one token for fresh logits
@@ -127,10 +127,10 @@ int cli_chat_main(const std::vector<std::string> & args, const cli_env & env) {
         cached.insert(cached.end(), rest.begin(), rest.end());
         std::string reply;
         const int32_t last = int32_t((rest.size() - 1) % ctx->params().n_batch);
-        const reply_end end = chat_reply(*m, *ctx, smp, cached, last, n_predict, chat_template_stop_texts(*kind), &reply, env);
+        const reply_end end = chat_reply(*m, *ctx, smp, cached, last, n_predict, renderer->stop_texts(), &reply, env);
         if (end == reply_end::failed) return 1;
         if (end == reply_end::context_full) return 0;
-        msgs.push_back({"assistant", reply});
+        msgs.push_back({{"role", "assistant"}, {"content", reply}});
     }
     return 0;
 }
