@@ -111,6 +111,13 @@ void read_limits(json_reader & r, chat_request & req) {
     }
 }
 
+void read_template_kwargs(json_reader & r, chat_request & req) {
+    const nlohmann::json * v = r.error() ? nullptr : r.find("chat_template_kwargs");
+    if (!v || v->is_null()) return;
+    if (!v->is_object()) return r.fail("chat_template_kwargs", "an object of chat template variables");
+    req.chat_template_kwargs = v->dump();
+}
+
 }  // namespace
 
 const char * api_chat_role_name(api_chat_role role) {
@@ -133,6 +140,7 @@ std::optional<api_error> chat_request_parse(std::string_view body, chat_request 
         api_read_generation_options(r, body, req);
         read_messages(r, req.messages);
         read_limits(r, req);
+        read_template_kwargs(r, req);
         if (r.error()) {
             return r.error();
         }

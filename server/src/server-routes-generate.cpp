@@ -160,7 +160,8 @@ void server_app::impl::handle_chat(const http_request & req, std::shared_ptr<htt
     nlohmann::ordered_json msgs = nlohmann::ordered_json::array();
     for (const api_chat_message & m : cr.messages) msgs.push_back({{"role", api_chat_role_name(m.role)}, {"content", m.content}});
     std::string text, err;
-    if (!chat->render(msgs, nlohmann::ordered_json(), true, nlohmann::ordered_json(), &text, &err)) {
+    const nlohmann::ordered_json kwargs = nlohmann::ordered_json::parse(cr.chat_template_kwargs);
+    if (!chat->render(msgs, nlohmann::ordered_json(), true, kwargs, &text, &err)) {
         return respond_error(req, res, api_error_invalid_request(err, "messages"), t0);
     }
     const std::vector<int32_t> tokens = mdl->get_tokenizer().tokenize(text, true, true);

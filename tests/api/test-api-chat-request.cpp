@@ -173,3 +173,13 @@ TEST(ChatRequest, MalformedBodies) {
         EXPECT_EQ(err->param, "");
     }
 }
+
+TEST(ChatRequest, ChatTemplateKwargs) {
+    EXPECT_EQ(parse_ok(R"({"messages":[{"role":"user","content":"hi"}]})").chat_template_kwargs, "{}");
+    EXPECT_EQ(parse_ok(R"({"messages":[{"role":"user","content":"hi"}],"chat_template_kwargs":null})").chat_template_kwargs, "{}");
+    EXPECT_EQ(parse_ok(R"({"messages":[{"role":"user","content":"hi"}],"chat_template_kwargs":{"enable_thinking":false}})")
+                  .chat_template_kwargs,
+              R"({"enable_thinking":false})");
+    expect_rejected(R"("chat_template_kwargs":[1])", "chat_template_kwargs");
+    expect_rejected(R"("chat_template_kwargs":"enable_thinking")", "chat_template_kwargs");
+}

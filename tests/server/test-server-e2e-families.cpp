@@ -108,7 +108,8 @@ void check_family(const std::string & dir, const std::string & name) {
 
 // Chat prompts come from the model's own template run as written: Gemma 2's refuses a system
 // message (a 400 with its words) and renders a user turn with BOS once (the template writes
-// bos_token, the tokenizer adds BOS: the text's is dropped).
+// bos_token, the tokenizer adds BOS: the text's is dropped); a template file and the request's
+// chat_template_kwargs.
 TEST(server_e2e_families, chat_template_run_as_written) {
     INFERD_REQUIRE_TESTDATA(dir);
     inferd_process p({"-m", dir + "/models/tiny-gemma2-f16.gguf", "--parallel", "1", "-c", "256", "-t", "2"});
@@ -126,6 +127,24 @@ TEST(server_e2e_families, chat_template_run_as_written) {
                                           {"add_special", true}});
     ASSERT_TRUE(tok.contains("tokens")) << tok.dump();
     EXPECT_EQ(ok["usage"]["prompt_tokens"], tok["tokens"].size()) << ok.dump();
+
+    // A template file given with --chat-template, and the request's chat_template_kwargs:
+    // Qwen3's enable_thinking false closes the reasoning block in the prompt.
+    inferd_process q({"-m", dir + "/models/tiny-qwen3-f16.gguf", "--parallel", "1", "-c", "256", "-t", "2",
+                      "--chat-template", dir + "/chat/templates/Qwen-Qwen3-0.6B.jinja"});
+    ASSERT_TRUE(q.wait_ready()) << q.log();
+    json think = user;
+    const json plain = post(q, "/v1/chat/completions", think);
+    think["chat_template_kwargs"] = {{"enable_thinking", false}};
+    const json closed = post(q, "/v1/chat/completions", think);
+    const json block = post(q, "/tokenize", {{"content", "<think>\n\n</think>\n\n"}});
+    ASSERT_TRUE(block.contains("tokens")) << block.dump();
+    EXPECT_EQ(closed["usage"]["prompt_tokens"].get<size_t>(), plain["usage"]["prompt_tokens"].get<size_t>() + block["tokens"].size())
+        << plain.dump() << "\n" << closed.dump();
+    think["chat_template_kwargs"] = "no";
+    r = inferd_call(q.port(), "POST", "/v1/chat/completions", think.dump());
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 400) << r->body;
 }
 
 TEST(server_e2e_families, qwen3) { INFERD_REQUIRE_TESTDATA(dir); check_family(dir, "tiny-qwen3-f16"); }

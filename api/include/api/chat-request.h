@@ -16,6 +16,7 @@
 //   {"type":"text","text":…} parts, joined with "\n"; an assistant's content may be null; name
 //   is ignored), max_tokens / max_completion_tokens (integer >= 1; when both are given
 //   max_completion_tokens wins), logprobs (bool), top_logprobs (0..20, needs logprobs true),
+//   chat_template_kwargs (an object: extra variables for the chat template, e.g. enable_thinking),
 //   and the shared fields of api_generation_options (request-common.h), structured output
 //   (response_format, json_schema, grammar) among them.
 //
@@ -45,6 +46,7 @@ struct chat_request : api_generation_options {
     std::optional<int32_t> max_tokens = {};     // nullopt: until the context ends
     bool logprobs = false;
     int32_t top_logprobs = 0;              // 0..20, only with logprobs
+    std::string chat_template_kwargs = "{}";  // extra chat template variables: a JSON object's text
 };
 
 // "system", "user" or "assistant".
