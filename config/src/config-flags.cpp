@@ -1,6 +1,8 @@
 // The flag table: every setting of server_config, its names, variable, default and parser.
 #include "config-internal.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <climits>
 
@@ -54,6 +56,17 @@ bool apply_host(server_config & c, std::string_view v, std::string * err) {
     return true;
 }
 
+// A JSON object (extra chat template variables).
+bool apply_template_kwargs(server_config & c, std::string_view v, std::string * err) {
+    const nlohmann::json j = nlohmann::json::parse(v, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+        *err = config_quote(v) + " is not a JSON object (e.g. {\"enable_thinking\": false})";
+        return false;
+    }
+    c.chat_template_kwargs = j.dump();
+    return true;
+}
+
 std::string no_default(const server_config &) { return ""; }
 
 // --- the table ------------------------------------------------------------------------------
@@ -78,6 +91,10 @@ const config_flag k_flags[] = {
          return apply_string_nonempty(&c.chat_template, v, e);
      },
      nullptr, no_default},
+    {"Model and engine", "chat-template-kwargs", "", "JSON", "INFERD_CHAT_TEMPLATE_KWARGS",
+     "extra chat template variables for every chat request, a JSON object (e.g. {\"enable_thinking\": false}); "
+     "a request's chat_template_kwargs override them key by key",
+     true, false, false, config_flag_action::set, apply_template_kwargs, nullptr, no_default},
     {"Model and engine", "ctx-size", "-c", "N", "INFERD_CTX_SIZE",
      "KV cache size in tokens, shared by all slots; 0 = the model's trained context", true, false, false,
      config_flag_action::set,

@@ -148,6 +148,7 @@ bool apply_file_key(parse_state & st, const std::string & where, const std::stri
         return true;
     }
     std::optional<std::string> text = json_scalar_text(v);
+    if (!text && v.is_object() && f->value_name && std::string_view(f->value_name) == "JSON") text = v.dump();
     if (!text) {
         *err = origin + ": expected a string, number or boolean, got " + (v.is_array() ? "an array" : v.type_name());
         return false;

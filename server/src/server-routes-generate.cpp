@@ -160,7 +160,10 @@ void server_app::impl::handle_chat(const http_request & req, std::shared_ptr<htt
     nlohmann::ordered_json msgs = nlohmann::ordered_json::array();
     for (const api_chat_message & m : cr.messages) msgs.push_back({{"role", api_chat_role_name(m.role)}, {"content", m.content}});
     std::string text, err;
-    const nlohmann::ordered_json kwargs = nlohmann::ordered_json::parse(cr.chat_template_kwargs);
+    // --chat-template-kwargs, then the request's, key by key (both are JSON objects, checked).
+    nlohmann::ordered_json kwargs = nlohmann::ordered_json::parse(cfg.chat_template_kwargs);
+    const nlohmann::ordered_json request_kwargs = nlohmann::ordered_json::parse(cr.chat_template_kwargs);
+    for (const auto & [k, val] : request_kwargs.items()) kwargs[k] = val;
     if (!chat->render(msgs, nlohmann::ordered_json(), true, kwargs, &text, &err)) {
         return respond_error(req, res, api_error_invalid_request(err, "messages"), t0);
     }

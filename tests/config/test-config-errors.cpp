@@ -88,6 +88,8 @@ TEST(config_errors, secrets_are_not_echoed) {
     EXPECT_TRUE(config_contains(msg, "--metrics-key:")) << msg;
     EXPECT_FALSE(config_contains(msg, "bad")) << msg;
     expect_error({"--api-key="}, {"--api-key: the key is empty"});
+    expect_error({"--chat-template-kwargs", "[1]"}, {"--chat-template-kwargs: '[1]' is not a JSON object"});
+    expect_error({"--chat-template-kwargs", "{"}, {"--chat-template-kwargs: '{' is not a JSON object"});
 }
 
 TEST(config_errors, environment_names_the_variable) {

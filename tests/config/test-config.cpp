@@ -53,6 +53,8 @@ static std::vector<flag_case> flag_cases() {
         {"model", {"--model", "a.gguf"}, [](auto & c) { EXPECT_EQ(c.model_path, "a.gguf"); }},
         {"alias", {"--alias", "tiny"}, [](auto & c) { EXPECT_EQ(c.alias, "tiny"); }},
         {"chat-template", {"--chat-template", "llama3"}, [](auto & c) { EXPECT_EQ(c.chat_template, "llama3"); }},
+        {"chat-template-kwargs", {"--chat-template-kwargs", R"({"enable_thinking": false})"},
+         [](auto & c) { EXPECT_EQ(c.chat_template_kwargs, R"({"enable_thinking":false})"); }},
         {"ctx-size", {"-c", "4096"}, [](auto & c) { EXPECT_EQ(c.ctx_size, 4096); }},
         {"parallel", {"-np", "8"}, [](auto & c) { EXPECT_EQ(c.parallel, 8); }},
         {"threads", {"-t", "3"}, [](auto & c) { EXPECT_EQ(c.threads, 3); }},
@@ -157,6 +159,7 @@ TEST(config, every_variable_is_read) {
     // Each documented variable, given a valid value, changes the configuration.
     std::map<std::string, std::string> value = {
         {"INFERD_MODEL", "x.gguf"},         {"INFERD_ALIAS", "al"},           {"INFERD_CHAT_TEMPLATE", "zephyr"},
+        {"INFERD_CHAT_TEMPLATE_KWARGS", R"({"a":1})"},
         {"INFERD_CTX_SIZE", "7"},           {"INFERD_PARALLEL", "7"},         {"INFERD_THREADS", "7"},
         {"INFERD_BATCH_SIZE", "700"},       {"INFERD_UBATCH_SIZE", "7"},      {"INFERD_N_GPU_LAYERS", "7"},
         {"INFERD_FLASH_ATTN", "0"},         {"INFERD_CACHE_TYPE_K", "f32"},   {"INFERD_CACHE_TYPE_V", "q8_0"},
@@ -180,7 +183,8 @@ TEST(config, every_variable_is_read) {
         config_parsed p = config_run({}, env);
         ASSERT_EQ(p.status, config_status::ok) << p.text;
         bool changed = p.cfg.model_path != base.model_path || p.cfg.alias != base.alias ||
-                       p.cfg.chat_template != base.chat_template || p.cfg.ctx_size != base.ctx_size ||
+                       p.cfg.chat_template != base.chat_template ||
+                       p.cfg.chat_template_kwargs != base.chat_template_kwargs || p.cfg.ctx_size != base.ctx_size ||
                        p.cfg.parallel != base.parallel || p.cfg.threads != base.threads ||
                        p.cfg.batch_size != base.batch_size || p.cfg.ubatch_size != base.ubatch_size ||
                        p.cfg.n_gpu_layers != base.n_gpu_layers || p.cfg.flash_attn != base.flash_attn ||
@@ -206,7 +210,8 @@ TEST(config, config_file) {
         "header-timeout": 1.5,
         "api-key": ["k1", "k2"],
         "cors-origin": "https://a.example, https://b.example",
-        "max-body-size": "32M" /* a size with a suffix */
+        "max-body-size": "32M", /* a size with a suffix */
+        "chat-template-kwargs": {"enable_thinking": false}
     })");
     config_parsed p = config_run({"--config", f.path()});
     ASSERT_EQ(p.status, config_status::ok) << p.text;
@@ -219,6 +224,7 @@ TEST(config, config_file) {
     EXPECT_EQ(c.api_keys, (std::vector<std::string>{"k1", "k2"}));
     EXPECT_EQ(c.cors_origins, (std::vector<std::string>{"https://a.example", "https://b.example"}));
     EXPECT_EQ(c.max_body_size, size_t{32} << 20);
+    EXPECT_EQ(c.chat_template_kwargs, R"({"enable_thinking":false})");  // an object, as JSON
     EXPECT_EQ(c.config_file, f.path());
 }
 

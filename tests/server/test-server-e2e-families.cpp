@@ -128,19 +128,21 @@ TEST(server_e2e_families, chat_template_run_as_written) {
     ASSERT_TRUE(tok.contains("tokens")) << tok.dump();
     EXPECT_EQ(ok["usage"]["prompt_tokens"], tok["tokens"].size()) << ok.dump();
 
-    // A template file given with --chat-template, and the request's chat_template_kwargs:
-    // Qwen3's enable_thinking false closes the reasoning block in the prompt.
+    // A template file given with --chat-template, extra variables from --chat-template-kwargs and
+    // the request's chat_template_kwargs (which win key by key): Qwen3's enable_thinking false
+    // closes the reasoning block in the prompt.
     inferd_process q({"-m", dir + "/models/tiny-qwen3-f16.gguf", "--parallel", "1", "-c", "256", "-t", "2",
-                      "--chat-template", dir + "/chat/templates/Qwen-Qwen3-0.6B.jinja"});
+                      "--chat-template", dir + "/chat/templates/Qwen-Qwen3-0.6B.jinja",
+                      "--chat-template-kwargs", R"({"enable_thinking": false})"});
     ASSERT_TRUE(q.wait_ready()) << q.log();
     json think = user;
-    const json plain = post(q, "/v1/chat/completions", think);
-    think["chat_template_kwargs"] = {{"enable_thinking", false}};
     const json closed = post(q, "/v1/chat/completions", think);
+    think["chat_template_kwargs"] = {{"enable_thinking", true}};
+    const json open = post(q, "/v1/chat/completions", think);
     const json block = post(q, "/tokenize", {{"content", "<think>\n\n</think>\n\n"}});
     ASSERT_TRUE(block.contains("tokens")) << block.dump();
-    EXPECT_EQ(closed["usage"]["prompt_tokens"].get<size_t>(), plain["usage"]["prompt_tokens"].get<size_t>() + block["tokens"].size())
-        << plain.dump() << "\n" << closed.dump();
+    EXPECT_EQ(closed["usage"]["prompt_tokens"].get<size_t>(), open["usage"]["prompt_tokens"].get<size_t>() + block["tokens"].size())
+        << open.dump() << "\n" << closed.dump();
     think["chat_template_kwargs"] = "no";
     r = inferd_call(q.port(), "POST", "/v1/chat/completions", think.dump());
     ASSERT_TRUE(r.has_value());
