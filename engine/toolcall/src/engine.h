@@ -118,6 +118,15 @@ public:
     void args(context & ctx, std::string_view json_text);  // held until commit
     void commit(context & ctx);
     void end(context & ctx);  // commits (a complete call is a call) and ends it
+    // Ends a call cut short: what the reader (args_reader, literal_parser) has read so far,
+    // closed into valid JSON, then end().
+    template <class Reader>
+    void close_cut(context & ctx, Reader & reader) {
+        std::string tail;
+        reader.repair(tail);
+        args(ctx, tail);
+        end(ctx);
+    }
     void drop() { active_ = begun_ = false; }
     bool active() const { return active_; }
     bool begun() const { return begun_; }

@@ -182,12 +182,7 @@ public:
     }
     bool committed() const override { return call_.begun() || st_ == st::close; }
     size_t abort(context & ctx, size_t cur) override {
-        if (call_.begun()) {
-            std::string tail;
-            args_.repair(tail);
-            call_.args(ctx, tail);
-            call_.end(ctx);
-        }
+        if (call_.begun()) call_.close_cut(ctx, args_);
         return cur;
     }
 

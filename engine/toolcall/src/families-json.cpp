@@ -56,10 +56,7 @@ public:
     bool committed() const override { return call_.begun() || (array_ && array_->committed()); }
     size_t abort(context & ctx, size_t cur) override {
         if (array_) return array_->abort(ctx, cur);
-        std::string tail;
-        args_.repair(tail);
-        call_.args(ctx, tail);
-        call_.end(ctx);
+        call_.close_cut(ctx, args_);
         return cur;
     }
 

@@ -32,10 +32,7 @@ public:
     bool committed() const override { return calls_ > 0 || call_.begun(); }
     size_t abort(context & ctx, size_t cur) override {
         if (!call_.begun()) return call_.active() ? call_start_ : cur;  // that call's text is content
-        std::string tail;
-        args_.repair(tail);
-        call_.args(ctx, tail);
-        call_.end(ctx);
+        call_.close_cut(ctx, args_);
         return cur;
     }
 

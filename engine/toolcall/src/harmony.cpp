@@ -119,10 +119,7 @@ private:
             call_.end(ctx);
             st_ = st::between;
         } else if (call_.begun()) {  // cut or malformed: the arguments closed, the rest is text
-            std::string tail;
-            args_.repair(tail);
-            call_.args(ctx, tail);
-            call_.end(ctx);
+            call_.close_cut(ctx, args_);
             st_ = st::text;
         } else {  // the body was never JSON: it is text
             call_.drop();
