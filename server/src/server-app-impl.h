@@ -9,6 +9,8 @@
 #include "server/metrics.h"
 #include "server/server-app.h"
 
+#include <nlohmann/json.hpp>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -27,6 +29,7 @@ struct server_app::impl {
     std::unique_ptr<model> mdl;
     std::unique_ptr<batch_loop> loop;
     std::shared_ptr<const chat_renderer> chat;  // renders chat requests' prompts
+    nlohmann::ordered_json template_kwargs;     // --chat-template-kwargs, parsed once
     std::string model_id;
     grammar_program_cache grammars;  // compiled output constraints (structured output)
     int64_t created = 0;

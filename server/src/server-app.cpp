@@ -101,6 +101,7 @@ void server_app::impl::load_model() {
         sp.add_bos = v.add_bos();
         chat = chat_renderer::create(cfg.chat_template, mdl->chat_template(), sp, &note, &err);
         if (!chat) throw std::runtime_error(err);
+        template_kwargs = nlohmann::ordered_json::parse(cfg.chat_template_kwargs);  // checked by the flag
         if (!note.empty()) log->warn("{}", note);
         batch_loop_params bp;
         bp.n_parallel = uint32_t(cfg.parallel);

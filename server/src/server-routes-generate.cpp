@@ -161,7 +161,7 @@ void server_app::impl::handle_chat(const http_request & req, std::shared_ptr<htt
     for (const api_chat_message & m : cr.messages) msgs.push_back({{"role", api_chat_role_name(m.role)}, {"content", m.content}});
     std::string text, err;
     // --chat-template-kwargs, then the request's, key by key (both are JSON objects, checked).
-    nlohmann::ordered_json kwargs = nlohmann::ordered_json::parse(cfg.chat_template_kwargs);
+    nlohmann::ordered_json kwargs = template_kwargs;
     const nlohmann::ordered_json request_kwargs = nlohmann::ordered_json::parse(cr.chat_template_kwargs);
     for (const auto & [k, val] : request_kwargs.items()) kwargs[k] = val;
     if (!chat->render(msgs, nlohmann::ordered_json(), true, kwargs, &text, &err)) {

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <algorithm>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <thread>
 
 namespace {
@@ -252,3 +254,12 @@ int cli_tool_main(const std::vector<std::string> & args, std::FILE * in, std::FI
 }
 
 void cli_print_usage(std::FILE * f) { std::fputs(k_usage, f); }
+
+bool cli_read_file(const std::string & path, std::string * out) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    *out = ss.str();
+    return !in.bad();
+}

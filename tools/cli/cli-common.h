@@ -35,6 +35,8 @@ bool cli_read_sampling_options(const tool_args & a, const cli_env & env, samplin
 model_params cli_model_params(const cli_model_options & o);
 // Loads a model, printing its warnings; nullptr after printing the error.
 std::unique_ptr<model> cli_load_model(const std::string & path, const model_params & mp, const cli_env & env);
+// A file's bytes; false when it cannot be read.
+bool cli_read_file(const std::string & path, std::string * out);
 std::unique_ptr<context> cli_make_context(const model & m, const cli_model_options & o, const cli_env & env);
 // Decodes tokens at positions start.. of sequence 0 in chunks of n_batch; logits for every
 // token when all_logits, else for the last one. Returns the decode status (0 ok).

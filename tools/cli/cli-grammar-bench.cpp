@@ -98,7 +98,7 @@ bench_schema_run bench_schema(const std::filesystem::path & f, const cli_grammar
                               bench_totals * totals) {
     const clock_type::time_point deadline = clock_type::now() + std::chrono::seconds(o.budget_s);
     std::string text;
-    if (!cli_grammar_read_file(f.string(), &text)) return {bench_verdict::compile_error, "cannot read the file"};
+    if (!cli_read_file(f.string(), &text)) return {bench_verdict::compile_error, "cannot read the file"};
     try {
         const ojson doc = ojson::parse(text);
         const clock_type::time_point t0 = clock_type::now();

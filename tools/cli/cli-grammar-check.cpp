@@ -98,7 +98,7 @@ bool load_program(const std::string * gbnf, const std::string * schema, const cl
                   std::shared_ptr<const grammar_program> * out) {
     const std::string & path = gbnf ? *gbnf : *schema;
     std::string text;
-    if (!cli_grammar_read_file(path, &text)) {
+    if (!cli_read_file(path, &text)) {
         std::fprintf(env.err, "inferd-cli: cannot read %s\n", path.c_str());
         return false;
     }
@@ -123,7 +123,7 @@ bool load_program(const std::string * gbnf, const std::string * schema, const cl
 bool load_text(const tool_args & a, const cli_env & env, std::string * out) {
     const std::string * text = a.option("--text");
     const std::string & path = text ? *text : *a.option("--instance-json");
-    if (!cli_grammar_read_file(path, out)) return std::fprintf(env.err, "inferd-cli: cannot read %s\n", path.c_str()), false;
+    if (!cli_read_file(path, out)) return std::fprintf(env.err, "inferd-cli: cannot read %s\n", path.c_str()), false;
     if (text) return true;
     try {
         const nlohmann::ordered_json v = nlohmann::ordered_json::parse(*out);

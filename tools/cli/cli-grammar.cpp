@@ -9,18 +9,6 @@
 #include "grammar/gbnf.h"
 #include "grammar/json-schema.h"
 
-#include <fstream>
-#include <sstream>
-
-bool cli_grammar_read_file(const std::string & path, std::string * out) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return false;
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    *out = ss.str();
-    return !in.bad();
-}
-
 bool cli_grammar_load_vocab(const std::string & path, const cli_env & env, cli_grammar_vocab * out) {
     model_params mp;
     mp.vocab_only = true;
@@ -56,7 +44,7 @@ int compile_main(const std::vector<std::string> & args, const cli_env & env) {
     if ((gbnf != nullptr) == (schema != nullptr)) return cli_usage_error(env, "grammar compile needs one of --gbnf FILE or --schema FILE");
     const std::string & path = gbnf ? *gbnf : *schema;
     std::string text;
-    if (!cli_grammar_read_file(path, &text)) {
+    if (!cli_read_file(path, &text)) {
         std::fprintf(env.err, "inferd-cli: cannot read %s\n", path.c_str());
         return 1;
     }

@@ -11,8 +11,6 @@
 #include <string>
 #include <vector>
 
-bool cli_grammar_read_file(const std::string & path, std::string * out);
-
 // A vocabulary-only GGUF (a whole model works too) for the grammar engine: the model, whose
 // tokenizer turns texts into tokens, and the grammar vocabulary built from it.
 struct cli_grammar_vocab {

@@ -13,26 +13,24 @@
 
 #include <cstdio>
 #include <ctime>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 namespace {
 
 using nlohmann::ordered_json;
 
-bool read_file(const std::string & path, std::string * out) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return false;
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    *out = ss.str();
-    return !in.bad();
-}
-
 int fail(const cli_env & env, const std::string & message) {
     std::fprintf(env.err, "inferd-cli: %s\n", message.c_str());
     return 2;
+}
+
+// The model of --model (vocabulary only) when it has a chat template; nullptr after printing why.
+std::unique_ptr<model> load_template_model(const std::string & path, const cli_env & env) {
+    model_params mp;
+    mp.vocab_only = true;
+    std::unique_ptr<model> md = cli_load_model(path, mp, env);
+    if (md && md->chat_template().empty()) return fail(env, path + " has no tokenizer.chat_template"), nullptr;
+    return md;
 }
 
 std::string family_names() {
@@ -52,15 +50,11 @@ std::optional<toolcall::family> pick_family(const tool_args & a, const cli_env &
     }
     if (const std::string * path = a.option("--template")) {
         std::string source;
-        if (!read_file(*path, &source)) return fail(env, "cannot read " + *path), std::nullopt;
+        if (!cli_read_file(*path, &source)) return fail(env, "cannot read " + *path), std::nullopt;
         return toolcall::detect_family(source);
     }
-    const std::string & path = *a.option("--model");
-    model_params mp;
-    mp.vocab_only = true;
-    std::unique_ptr<model> md = cli_load_model(path, mp, env);
+    const std::unique_ptr<model> md = load_template_model(*a.option("--model"), env);
     if (!md) return std::nullopt;
-    if (md->chat_template().empty()) return fail(env, path + " has no tokenizer.chat_template"), std::nullopt;
     return toolcall::detect_family(md->chat_template());
 }
 
@@ -85,7 +79,7 @@ int parse_main(const std::vector<std::string> & args, const cli_env & env) {
     opts.reasoning_open = tool_args_has(a, "--reasoning-open");
     if (const std::string * path = a.option("--tools")) {
         std::string text;
-        if (!read_file(*path, &text)) return fail(env, "cannot read " + *path);
+        if (!cli_read_file(*path, &text)) return fail(env, "cannot read " + *path);
         opts.tools = ordered_json::parse(text, nullptr, false);
         if (opts.tools.is_discarded()) return fail(env, *path + ": not valid JSON");
         if (!opts.tools.is_array()) return fail(env, *path + ": tools must be a JSON array ([{\"type\": \"function\", \"function\": {...}}])");
@@ -94,7 +88,7 @@ int parse_main(const std::vector<std::string> & args, const cli_env & env) {
         }
     }
     std::string text;
-    if (!read_file(a.positional[0], &text)) return fail(env, "cannot read " + a.positional[0]);
+    if (!cli_read_file(a.positional[0], &text)) return fail(env, "cannot read " + a.positional[0]);
     const std::optional<toolcall::family> f = pick_family(a, env);
     if (!f) return 2;
 
@@ -128,15 +122,11 @@ struct render_source {
 
 bool load_render_source(const tool_args & a, const cli_env & env, render_source * out) {
     if (const std::string * file = a.option("--template")) {
-        if (!read_file(*file, &out->text)) return fail(env, "cannot read " + *file), false;
+        if (!cli_read_file(*file, &out->text)) return fail(env, "cannot read " + *file), false;
         out->name = *file;
     } else {
-        const std::string & path = *a.option("--model");
-        model_params mp;
-        mp.vocab_only = true;
-        std::unique_ptr<model> md = cli_load_model(path, mp, env);
+        const std::unique_ptr<model> md = load_template_model(*a.option("--model"), env);
         if (!md) return false;
-        if (md->chat_template().empty()) return fail(env, path + " has no tokenizer.chat_template"), false;
         out->text = md->chat_template();
         out->name = "tokenizer.chat_template";
         const vocab & v = md->get_vocab();
@@ -153,7 +143,7 @@ bool load_render_source(const tool_args & a, const cli_env & env, render_source 
 bool build_render_context(const tool_args & a, const render_source & src, const cli_env & env, ordered_json * ctx) {
     std::string text;
     const std::string & path = *a.option("--messages");
-    if (!read_file(path, &text)) return fail(env, "cannot read " + path), false;
+    if (!cli_read_file(path, &text)) return fail(env, "cannot read " + path), false;
     ordered_json m = ordered_json::parse(text, nullptr, false);
     if (m.is_discarded()) return fail(env, path + ": not valid JSON"), false;
     ordered_json tools;
@@ -163,7 +153,7 @@ bool build_render_context(const tool_args & a, const render_source & src, const 
     }
     if (!m.is_array()) return fail(env, path + ": messages must be a JSON array (or an object with \"messages\")"), false;
     if (const std::string * tp = a.option("--tools")) {
-        if (!read_file(*tp, &text)) return fail(env, "cannot read " + *tp), false;
+        if (!cli_read_file(*tp, &text)) return fail(env, "cannot read " + *tp), false;
         tools = ordered_json::parse(text, nullptr, false);
         if (tools.is_discarded() || !tools.is_array()) return fail(env, *tp + ": tools must be a JSON array"), false;
     }

@@ -183,7 +183,7 @@ void determinize(const nfa & a, uint32_t start, size_t max_states, char_dfa & d)
     std::vector<std::vector<char>> member;
     partition(a, d, member);
     std::map<std::pair<bool, std::vector<uint32_t>>, int32_t> ids;
-    std::vector<std::pair<bool, std::vector<uint32_t>>> todo;
+    std::vector<std::pair<bool, std::vector<uint32_t>>> queue;  // the states in id order, to expand
     auto id_of = [&](bool at_start, std::vector<uint32_t> set) {
         auto key = std::make_pair(at_start, std::move(set));
         auto it = ids.find(key);
@@ -195,12 +195,12 @@ void determinize(const nfa & a, uint32_t start, size_t max_states, char_dfa & d)
         for (uint32_t s : closure(a, key.second, at_start, true)) mask |= a.states[s].tag;
         d.states.back().accept = mask;
         ids.emplace(key, id);
-        todo.push_back(std::move(key));
+        queue.push_back(std::move(key));
         return id;
     };
     id_of(true, closure(a, {start}, true, false));
-    for (size_t done = 0; done < todo.size(); ++done) {
-        const std::vector<uint32_t> set = todo[done].second;
+    for (size_t done = 0; done < queue.size(); ++done) {
+        const std::vector<uint32_t> set = queue[done].second;  // a copy: id_of grows the queue
         std::vector<int32_t> next(d.classes.size());
         for (size_t c = 0; c < d.classes.size(); ++c) {
             std::vector<uint32_t> to;
@@ -299,21 +299,21 @@ counted count_states(const char_dfa & d, const dfa_tail & tail, const dfa_emit_o
 
 void mark_live(counted & p) {
     std::vector<std::vector<int32_t>> back(p.states.size());
-    std::vector<int32_t> todo;
+    std::vector<int32_t> frontier;  // live states whose predecessors are not marked yet
     for (size_t i = 0; i < p.states.size(); ++i) {
         for (const auto & [c, to] : p.states[i].edges) back[size_t(to)].push_back(int32_t(i));
         if (p.states[i].tail) {
             p.states[i].live = true;
-            todo.push_back(int32_t(i));
+            frontier.push_back(int32_t(i));
         }
     }
-    while (!todo.empty()) {
-        const int32_t s = todo.back();
-        todo.pop_back();
+    while (!frontier.empty()) {
+        const int32_t s = frontier.back();
+        frontier.pop_back();
         for (int32_t from : back[size_t(s)]) {
             if (!p.states[size_t(from)].live) {
                 p.states[size_t(from)].live = true;
-                todo.push_back(from);
+                frontier.push_back(from);
             }
         }
     }

@@ -150,8 +150,20 @@ struct grammar_matcher::impl {
         for (uint32_t i = root + 1, n = end[root]; i < n;) {
             const uint32_t dep = depth[i];
             const int32_t from = at[dep - 1];
-            if (sub_idx[i] >= 0 && marks[from] == 0) {
-                const bool all = takes_subtree(from, byte[i], subtrees[sub_idx[i]]);
+            int32_t s = trans[size_t(from) * 256 + byte[i]];
+            if (s == grammar_lexer::unknown_transition) {
+                s = lx.step(from, byte[i]);
+                trans = lx.transitions();
+                marks = lx.marks();
+            }
+            if (s < 0) {
+                i = end[i];
+                continue;
+            }
+            // A state's loops are computed once it is seen looping on a byte (walks of literals,
+            // which never loop, pay nothing for them).
+            if (sub_idx[i] >= 0 && marks[from] == 0 && (s == from || lx.loops_known(from))) {
+                const bool all = takes_subtree(from, subtrees[sub_idx[i]]);
                 trans = lx.transitions();  // computing the loops may have added states
                 marks = lx.marks();
                 if (all) {  // every path below stays in from's loop: all its tokens are allowed
@@ -162,16 +174,6 @@ struct grammar_matcher::impl {
                     i = end[i];
                     continue;
                 }
-            }
-            int32_t s = trans[size_t(from) * 256 + byte[i]];
-            if (s == grammar_lexer::unknown_transition) {
-                s = lx.step(from, byte[i]);
-                trans = lx.transitions();
-                marks = lx.marks();
-            }
-            if (s < 0) {
-                i = end[i];
-                continue;
             }
             at[dep] = s;
             for (uint32_t k = tok_begin[i], ke = tok_begin[i + 1]; k < ke; ++k) {
@@ -187,16 +189,10 @@ struct grammar_matcher::impl {
     }
 
     // Whether state d, at a character boundary, reads every path of subtree st and stays in d
-    // (so no lexeme ends and every token there is allowed). A state's loops are computed only
-    // once it has been seen looping on the subtree's first byte, so walks of literals (which
-    // never loop) pay nothing for it.
-    bool takes_subtree(int32_t d, uint8_t first, const grammar_vocab::trie::subtree & st) {
-        grammar_lexer & lx = lexer();
+    // (so no lexeme ends and every token there is allowed).
+    bool takes_subtree(int32_t d, const grammar_vocab::trie::subtree & st) {
         if (!st.utf8) return false;
-        if (!lx.loops_known(d)) {
-            if (first >= 0x80 || lx.step(d, first) != d) return false;
-        }
-        const grammar_lexer::loop_info & l = lx.loops(d);
+        const grammar_lexer::loop_info & l = lexer().loops(d);
         return (st.ascii[0] & ~l.ascii[0]) == 0 && (st.ascii[1] & ~l.ascii[1]) == 0 && (!st.non_ascii || l.non_ascii);
     }
 
