@@ -3,6 +3,7 @@
 // Usage (inside a TEST body):
 //   INFERD_REQUIRE_TESTDATA(dir);                 // skips (fails when CI=true) without it
 //   std::string model = dir + "/models/tiny-llama-f32.gguf";
+//   std::string text = inferd_read_file(dir + "/chat/templates/Qwen-Qwen3-0.6B.jinja");
 //
 // The data lives in ../shared/testdata relative to the repository root (ctest runs tests from
 // there); INFERD_TESTDATA overrides the location.
@@ -12,6 +13,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 inline std::string inferd_testdata_dir() {
@@ -20,6 +23,14 @@ inline std::string inferd_testdata_dir() {
         if (std::filesystem::exists(std::filesystem::path(c) / "README.md")) return c;
     }
     return "";
+}
+
+// A whole file's bytes ("" when it cannot be read).
+inline std::string inferd_read_file(const std::string & path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
 }
 
 inline bool inferd_running_in_ci() {

@@ -10,8 +10,27 @@
 
 namespace {
 
-// The deepest nesting of [ and { outside strings, stopping early past `limit`. The JSON parser
-// itself is iterative, but a value nested a million deep would still be costly to walk later.
+// "[json.exception.parse_error.101] parse error at …" → "parse error at …".
+std::string parse_error_text(const char * what) {
+    std::string s = what;
+    if (!s.empty() && s[0] == '[') {
+        size_t end = s.find("] ");
+        if (end != std::string::npos) {
+            s.erase(0, end + 2);
+        }
+    }
+    return s;
+}
+
+// A bound for messages: "0", "2", "0.5".
+std::string number_text(double d) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", d);
+    return buf;
+}
+
+}  // namespace
+
 int json_nesting_depth(std::string_view text, int limit) {
     int depth = 0;
     int max_depth = 0;
@@ -42,20 +61,7 @@ int json_nesting_depth(std::string_view text, int limit) {
     return max_depth;
 }
 
-// "[json.exception.parse_error.101] parse error at …" → "parse error at …".
-std::string parse_error_text(const char * what) {
-    std::string s = what;
-    if (!s.empty() && s[0] == '[') {
-        size_t end = s.find("] ");
-        if (end != std::string::npos) {
-            s.erase(0, end + 2);
-        }
-    }
-    return s;
-}
-
-// A short rendering of a value for messages: numbers and booleans as written, others by type.
-std::string value_text(const nlohmann::json & v) {
+std::string json_value_text(const nlohmann::json & v) {
     if (v.is_number() || v.is_boolean()) {
         return json_write(v);
     }
@@ -68,15 +74,6 @@ std::string value_text(const nlohmann::json & v) {
     }
     return json_type_name(v);
 }
-
-// A bound for messages: "0", "2", "0.5".
-std::string number_text(double d) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", d);
-    return buf;
-}
-
-}  // namespace
 
 std::optional<api_error> json_parse_object(std::string_view text, nlohmann::json & out) {
     if (json_nesting_depth(text, json_max_depth) > json_max_depth) {
@@ -157,7 +154,7 @@ void json_reader::boolean(const char * key, bool & out) {
         return;
     }
     if (!v->is_boolean()) {
-        fail(key, std::string("a boolean, got ") + value_text(*v));
+        fail(key, std::string("a boolean, got ") + json_value_text(*v));
         return;
     }
     out = v->get<bool>();
@@ -179,7 +176,7 @@ void json_reader::string(const char * key, std::string & out) {
         return;
     }
     if (!v->is_string()) {
-        fail(key, std::string("a string, got ") + value_text(*v));
+        fail(key, std::string("a string, got ") + json_value_text(*v));
         return;
     }
     out = v->get<std::string>();
@@ -196,7 +193,7 @@ bool json_reader::integer_value(const char * key, int64_t lo, int64_t hi, int64_
     std::string range = hi == std::numeric_limits<int32_t>::max()
                             ? "an integer >= " + std::to_string(lo)
                             : "an integer between " + std::to_string(lo) + " and " + std::to_string(hi);
-    fail(key, range + ", got " + value_text(*v));
+    fail(key, range + ", got " + json_value_text(*v));
     return false;
 }
 
@@ -221,7 +218,7 @@ void json_reader::integer(const char * key, std::optional<int64_t> & out) {
         return;
     }
     if (!json_integer_in(*v, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), i)) {
-        fail(key, std::string("a 64-bit signed integer, got ") + value_text(*v));
+        fail(key, std::string("a 64-bit signed integer, got ") + json_value_text(*v));
         return;
     }
     out = i;
@@ -241,7 +238,7 @@ void json_reader::number(const char * key, double lo, double hi, double & out, b
         } else {
             range = api_cat({"a number between ", number_text(lo), lo_open ? " (excluded)" : "", " and ", number_text(hi)});
         }
-        fail(key, range + ", got " + value_text(*v));
+        fail(key, range + ", got " + json_value_text(*v));
         return;
     }
     out = d;

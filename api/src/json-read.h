@@ -29,8 +29,16 @@ std::optional<api_error> json_parse_object(std::string_view text, nlohmann::json
 // The deepest nesting of arrays and objects allowed in a request body.
 constexpr int json_max_depth = 128;
 
+// The deepest nesting of [ and { outside strings in `text`, stopping early past `limit`. The JSON
+// parser itself is iterative, but a value nested a million deep would still be costly to walk
+// later (its dump recurses).
+int json_nesting_depth(std::string_view text, int limit);
+
 // A description of a value's JSON type for messages: "a string", "null", "an array", ….
 const char * json_type_name(const nlohmann::json & v);
+// A short rendering of a value for messages: numbers and booleans as written, a string as
+// the string "…" (cut at 40 bytes), others by type ("an object").
+std::string json_value_text(const nlohmann::json & v);
 
 class json_reader {
 public:

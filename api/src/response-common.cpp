@@ -7,6 +7,7 @@ const char * api_finish_reason_name(api_finish_reason r) {
     switch (r) {
         case api_finish_reason::stop: return "stop";
         case api_finish_reason::length: return "length";
+        case api_finish_reason::tool_calls: return "tool_calls";
         case api_finish_reason::none: return "";
     }
     return "";

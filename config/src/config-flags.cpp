@@ -67,6 +67,19 @@ bool apply_template_kwargs(server_config & c, std::string_view v, std::string * 
     return true;
 }
 
+// auto (or deepseek, its other name) | none.
+bool apply_reasoning_format(server_config & c, std::string_view v, std::string * err) {
+    if (v == "auto" || v == "deepseek") {
+        c.reasoning_split = true;
+    } else if (v == "none") {
+        c.reasoning_split = false;
+    } else {
+        *err = config_quote(v) + " is not a reasoning format (auto or none)";
+        return false;
+    }
+    return true;
+}
+
 std::string no_default(const server_config &) { return ""; }
 
 // --- the table ------------------------------------------------------------------------------
@@ -95,6 +108,11 @@ const config_flag k_flags[] = {
      "extra chat template variables for every chat request, a JSON object (e.g. {\"enable_thinking\": false}); "
      "a request's chat_template_kwargs override them key by key",
      true, false, false, config_flag_action::set, apply_template_kwargs, nullptr, no_default},
+    {"Model and engine", "reasoning-format", "", "FORMAT", "INFERD_REASONING_FORMAT",
+     "auto: a chat answer's thinking (<think> blocks, reasoning channels) goes to reasoning_content; "
+     "none: it stays in content as generated; a request's reasoning_format overrides it",
+     true, false, false, config_flag_action::set, apply_reasoning_format, nullptr,
+     [](const server_config & d) { return std::string(d.reasoning_split ? "auto" : "none"); }},
     {"Model and engine", "ctx-size", "-c", "N", "INFERD_CTX_SIZE",
      "KV cache size in tokens, shared by all slots; 0 = the model's trained context", true, false, false,
      config_flag_action::set,

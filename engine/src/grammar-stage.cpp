@@ -7,13 +7,15 @@
 #include <algorithm>
 #include <cmath>
 
-std::shared_ptr<const grammar_vocab> grammar_vocab_from_model(const vocab & v, const tokenizer & tok) {
+std::shared_ptr<const grammar_vocab> grammar_vocab_from_model(const vocab & v, const tokenizer & tok,
+                                                              bool control_as_text) {
     const int32_t n = v.n_tokens();
     std::vector<std::string> bytes(static_cast<size_t>(n));
     std::vector<bool> special(static_cast<size_t>(n), false);
     for (int32_t t = 0; t < n; ++t) {
-        bytes[size_t(t)] = tok.token_to_piece(t);
-        special[size_t(t)] = v.is_control(t);
+        const bool as_text = control_as_text && v.is_control(t) && !v.is_eog(t);
+        bytes[size_t(t)] = tok.token_to_piece(t, as_text);
+        special[size_t(t)] = v.is_control(t) && !as_text;
     }
     return grammar_vocab::build(bytes, special, v.eog_ids());
 }

@@ -128,6 +128,14 @@ std::string model::file_type_name() const {
     }
 }
 
+std::string model::chat_template_named(std::string_view name) const {
+    std::string key = "tokenizer.chat_template.";
+    key += name;
+    std::string out;
+    if (!file_ || !file_->metadata().get_string(key, &out)) return "";
+    return out;
+}
+
 std::string model::description() const {
     std::ostringstream os;
     os << llm_arch_name(hparams_.arch) << " " << hparams_.n_embd << "x" << hparams_.n_layer << ", "

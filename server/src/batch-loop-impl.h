@@ -54,8 +54,9 @@ struct batch_loop::impl {
     std::thread thread;
     std::function<void(int32_t)> step_observer;
 
-    std::once_flag grammar_vocab_once;  // the model's vocabulary for grammars, built on first use
-    std::shared_ptr<const grammar_vocab> grammar_vocab_;
+    // The model's vocabulary for grammars, built on first use: [1] with control tokens as text.
+    std::once_flag grammar_vocab_once[2];
+    std::shared_ptr<const grammar_vocab> grammar_vocab_[2];
 
     std::atomic<uint32_t> n_running{0}, n_waiting{0};
     std::atomic<float> kv_usage{0.0f};
@@ -66,7 +67,7 @@ struct batch_loop::impl {
 
     std::string check(const gen_request & r) const;  // "" when the request may be queued
     std::unique_ptr<batch_job> new_job(const gen_request & r);  // its sampler (and grammar stage)
-    std::shared_ptr<const grammar_vocab> model_grammar_vocab();  // thread-safe
+    std::shared_ptr<const grammar_vocab> model_grammar_vocab(bool control_as_text);  // thread-safe
     void run();
     bool step();  // false when there was nothing to do
     void admit_waiting();

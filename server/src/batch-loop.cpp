@@ -117,16 +117,19 @@ bool batch_loop::submit_all(std::vector<gen_request> & rs, std::string * why) {
     return true;
 }
 
-std::shared_ptr<const grammar_vocab> batch_loop::impl::model_grammar_vocab() {
-    std::call_once(grammar_vocab_once, [this] { grammar_vocab_ = grammar_vocab_from_model(m.get_vocab(), m.get_tokenizer()); });
-    return grammar_vocab_;
+std::shared_ptr<const grammar_vocab> batch_loop::impl::model_grammar_vocab(bool control_as_text) {
+    const size_t i = control_as_text ? 1 : 0;
+    std::call_once(grammar_vocab_once[i], [this, i, control_as_text] {
+        grammar_vocab_[i] = grammar_vocab_from_model(m.get_vocab(), m.get_tokenizer(), control_as_text);
+    });
+    return grammar_vocab_[i];
 }
 
 std::unique_ptr<batch_job> batch_loop::impl::new_job(const gen_request & r) {
     auto job = std::make_unique<batch_job>();
     job->smp = std::make_unique<sampler>(r.sampling, m.hparams().n_vocab);
     if (r.grammar) {
-        std::unique_ptr<sampler_stage_i> stage = grammar_stage_new(r.grammar, model_grammar_vocab());
+        std::unique_ptr<sampler_stage_i> stage = grammar_stage_new(r.grammar, model_grammar_vocab(r.grammar_control_text));
         job->grammar = grammar_stage_matcher(*stage);  // owned by the sampler from here on
         job->smp->add_stage(std::move(stage));
     }

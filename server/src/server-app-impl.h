@@ -19,6 +19,7 @@
 #include <thread>
 
 class chat_renderer;
+struct chat_special_texts;
 
 struct server_app::impl {
     server_config cfg;
@@ -29,6 +30,7 @@ struct server_app::impl {
     std::unique_ptr<model> mdl;
     std::unique_ptr<batch_loop> loop;
     std::shared_ptr<const chat_renderer> chat;  // renders chat requests' prompts
+    std::shared_ptr<const chat_renderer> chat_tools;  // the model's tool_use variant; nullptr: none
     nlohmann::ordered_json template_kwargs;     // --chat-template-kwargs, parsed once
     std::string model_id;
     grammar_program_cache grammars;  // compiled output constraints (structured output)
@@ -41,6 +43,7 @@ struct server_app::impl {
     bool shutting_down = false;
 
     void load_model();
+    void load_tool_template(const chat_special_texts & sp);
     void debug_load_delay();
     void add_routes();
     bool check_auth(const http_request & req, const std::shared_ptr<http_response> & res);

@@ -72,6 +72,21 @@ void server_app::impl::debug_load_delay() {
     cv.wait_for(lk, std::chrono::milliseconds(ms), [this] { return shutting_down || stopped; });
 }
 
+// The model's tokenizer.chat_template.tool_use, for requests with tools (unless --chat-template
+// chose a template); a variant the engine cannot parse is left out with a warning.
+void server_app::impl::load_tool_template(const chat_special_texts & sp) {
+    const std::string source = cfg.chat_template.empty() ? mdl->chat_template_named("tool_use") : "";
+    if (source.empty()) return;
+    std::string note, err;
+    std::shared_ptr<const chat_renderer> r = chat_renderer::create("", source, sp, &note, &err);
+    if (r && note.empty()) {
+        chat_tools = std::move(r);
+        log->info("requests with tools use the model's tool_use chat template");
+    } else {
+        log->warn("the model's tool_use chat template is not used: {}", note.empty() ? err : note);
+    }
+}
+
 void server_app::impl::load_model() {
     debug_load_delay();
     try {
@@ -103,6 +118,7 @@ void server_app::impl::load_model() {
         if (!chat) throw std::runtime_error(err);
         template_kwargs = nlohmann::ordered_json::parse(cfg.chat_template_kwargs);  // checked by the flag
         if (!note.empty()) log->warn("{}", note);
+        load_tool_template(sp);
         batch_loop_params bp;
         bp.n_parallel = uint32_t(cfg.parallel);
         bp.max_queue = uint32_t(cfg.max_queue);

@@ -73,6 +73,9 @@ generation_sink::generation_sink(std::shared_ptr<generation_state> st, int32_t i
     : st_(std::move(st)), index_(index), count_prompt_(count_prompt), echo_prefix_(std::move(echo_prefix)),
       stops_(std::move(stops)) {
     echo_chars_ = utf8_chars(echo_prefix_);
+    if (st_->kind == generation_kind::chat && st_->chat_output.parse) {
+        parser_ = std::make_unique<toolcall::stream_parser>(st_->chat_output.family, st_->chat_output.opts);
+    }
 }
 
 void generation_sink::on_admitted(int32_t, int32_t) {
@@ -142,6 +145,80 @@ void generation_sink::emit(const std::string & text, std::vector<completion_toke
     }
 }
 
+std::vector<toolcall::delta> generation_sink::unsplit_reasoning(std::vector<toolcall::delta> deltas, bool end) {
+    std::vector<toolcall::delta> out;
+    auto text = [&out](const char * s) {
+        toolcall::delta d;
+        d.text = s;
+        out.push_back(std::move(d));
+    };
+    for (toolcall::delta & d : deltas) {
+        if (d.what == toolcall::delta::kind::reasoning) {
+            if (!think_open_) text("<think>");
+            think_open_ = true;
+            d.what = toolcall::delta::kind::content;
+        } else if (think_open_) {
+            text("</think>");
+            think_open_ = false;
+        }
+        out.push_back(std::move(d));
+    }
+    if (end && think_open_) text("</think>");
+    think_open_ = think_open_ && !end;
+    return out;
+}
+
+void generation_sink::emit_chat_chunk(chat_chunk c) {
+    c.index = index_;
+    if (!pending_logprobs_.empty()) {
+        c.logprobs = std::move(pending_logprobs_);
+        pending_logprobs_.clear();
+    }
+    st_->write_locked(chat_chunk_to_json(st_->meta, c));
+}
+
+void generation_sink::emit_parsed(std::vector<toolcall::delta> deltas, std::vector<chat_token_logprob> * hlp,
+                                  api_finish_reason fr) {
+    // Caller holds st_->mu.
+    if (!st_->chat_output.split_reasoning) deltas = unsplit_reasoning(std::move(deltas), fr != api_finish_reason::none);
+    if (hlp && st_->n_logprobs >= 0) pending_logprobs_.insert(pending_logprobs_.end(), hlp->begin(), hlp->end());
+    if (!st_->stream) {
+        chat_choice & c = st_->chat_choices[size_t(index_)];
+        for (const toolcall::delta & d : deltas) {
+            if (d.what == toolcall::delta::kind::content) c.content += d.text;
+            if (d.what == toolcall::delta::kind::reasoning) c.reasoning_content += d.text;
+            if (d.what != toolcall::delta::kind::tool_call) continue;
+            if (size_t(d.call.index) >= c.tool_calls.size()) c.tool_calls.resize(size_t(d.call.index) + 1, {"", "", ""});
+            chat_tool_call & call = c.tool_calls[size_t(d.call.index)];
+            if (!d.call.id.empty()) call.id = d.call.id;
+            if (!d.call.name.empty()) call.name = d.call.name;
+            call.arguments += d.call.arguments;
+        }
+        if (st_->n_logprobs >= 0) {
+            if (!c.logprobs) c.logprobs.emplace();
+            c.logprobs->insert(c.logprobs->end(), pending_logprobs_.begin(), pending_logprobs_.end());
+            pending_logprobs_.clear();
+        }
+        if (fr != api_finish_reason::none) c.finish_reason = fr;
+        return;
+    }
+    for (const toolcall::delta & d : deltas) {
+        chat_chunk c;
+        c.kind = d.what == toolcall::delta::kind::content     ? chat_delta_kind::content
+                 : d.what == toolcall::delta::kind::reasoning ? chat_delta_kind::reasoning
+                                                              : chat_delta_kind::tool_call;
+        c.content = d.text;
+        c.call = {d.call.index, d.call.id, d.call.name, d.call.arguments};
+        emit_chat_chunk(std::move(c));
+    }
+    if (fr == api_finish_reason::none) return;
+    if (!pending_logprobs_.empty()) emit_chat_chunk(chat_chunk{});  // the last tokens' logprobs
+    chat_chunk f;
+    f.kind = chat_delta_kind::finish;
+    f.finish_reason = fr;
+    emit_chat_chunk(std::move(f));
+}
+
 bool generation_sink::on_token(const gen_token & t) {
     const auto now = std::chrono::steady_clock::now();
     if (st_->metrics) {
@@ -153,7 +230,7 @@ bool generation_sink::on_token(const gen_token & t) {
     }
     first_token_ = false;
     last_token_ = now;
-    const std::string piece = st_->tok->token_to_piece(t.id);
+    const std::string piece = st_->tok->token_to_piece(t.id, st_->chat_output.render_control);
     const std::string text = stops_.push(utf8_.push(piece));
     std::vector<completion_token_logprob> clp;
     std::vector<chat_token_logprob> hlp;
@@ -176,7 +253,11 @@ bool generation_sink::on_token(const gen_token & t) {
     text_ += text;
     text_chars_ += utf8_chars(text);
     std::lock_guard<std::mutex> lk(st_->mu);
-    emit(text, &clp, &hlp, api_finish_reason::none);
+    if (parser_) {
+        emit_parsed(parser_->feed(text), &hlp, api_finish_reason::none);
+    } else {
+        emit(text, &clp, &hlp, api_finish_reason::none);
+    }
     return !stops_.stopped() && !st_->cancelled.load();
 }
 
@@ -204,11 +285,16 @@ void generation_sink::on_prompt_logprobs(const std::vector<gen_token> & prompt) 
 void generation_sink::on_finished(gen_finish reason, const gen_usage & usage, const std::string & message) {
     std::string tail;
     if (!stops_.stopped()) tail = stops_.push(utf8_.flush()) + stops_.flush();
-    const api_finish_reason fr = reason == gen_finish::length ? api_finish_reason::length : api_finish_reason::stop;
+    api_finish_reason fr = reason == gen_finish::length ? api_finish_reason::length : api_finish_reason::stop;
     std::lock_guard<std::mutex> lk(st_->mu);
     if (reason == gen_finish::error) {
         st_->any_error = true;
         st_->error_message = message.empty() ? "generation failed" : message;
+    } else if (reason != gen_finish::cancelled && parser_) {
+        std::vector<toolcall::delta> deltas = parser_->feed(tail);
+        for (toolcall::delta & d : parser_->finish()) deltas.push_back(std::move(d));
+        if (fr == api_finish_reason::stop && !parser_->result().tool_calls.empty()) fr = api_finish_reason::tool_calls;
+        emit_parsed(std::move(deltas), nullptr, fr);
     } else if (reason != gen_finish::cancelled) {
         emit(tail, nullptr, nullptr, fr);
     }

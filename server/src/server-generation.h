@@ -3,6 +3,7 @@
 #pragma once
 
 #include "api/chat-response.h"
+#include "chat-prompt.h"
 #include "api/completion-response.h"
 #include "engine/tokenizer.h"
 #include "engine/utf8-stream.h"
@@ -44,6 +45,7 @@ struct generation_state {
     std::string error_message;
     std::vector<completion_choice> completion_choices;
     std::vector<chat_choice> chat_choices;
+    chat_output_options chat_output;  // chat: how the output is read (tool calls, reasoning)
     api_usage usage;
 
     void begin_stream_locked();
@@ -64,6 +66,10 @@ public:
 private:
     void emit(const std::string & text, std::vector<completion_token_logprob> * clp,
               std::vector<chat_token_logprob> * hlp, api_finish_reason fr);
+    // Chat output read by the family's parser: its deltas as chunks (streaming) or into the choice.
+    void emit_parsed(std::vector<toolcall::delta> deltas, std::vector<chat_token_logprob> * hlp, api_finish_reason fr);
+    void emit_chat_chunk(chat_chunk c);
+    std::vector<toolcall::delta> unsplit_reasoning(std::vector<toolcall::delta> deltas, bool end);
 
     std::shared_ptr<generation_state> st_;
     int32_t index_;
@@ -77,4 +83,7 @@ private:
     int64_t text_chars_ = 0;  // UTF-8 characters in text_ (text_offset of logprobs)
     std::chrono::steady_clock::time_point last_token_;
     bool first_token_ = true;
+    std::unique_ptr<toolcall::stream_parser> parser_;  // chat output read for calls and reasoning
+    std::vector<chat_token_logprob> pending_logprobs_;  // of tokens whose text no delta carried yet
+    bool think_open_ = false;  // reasoning kept in content: "<think>" written, "</think>" not yet
 };

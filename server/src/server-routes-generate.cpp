@@ -3,6 +3,7 @@
 // and choice.
 #include "api/chat-request.h"
 #include "api/completion-request.h"
+#include "chat-prompt.h"
 #include "engine/chat-render.h"
 #include "server-app-impl.h"
 #include "server-generation.h"
@@ -157,17 +158,11 @@ void server_app::impl::handle_chat(const http_request & req, std::shared_ptr<htt
     if (!cr.model.empty() && cr.model != model_id) return respond_error(req, res, api_error_model_not_found(cr.model), t0);
     std::shared_ptr<const grammar_program> program;
     if (auto e = grammars.compile(cr.constraint, &program)) return respond_error(req, res, *e, t0);
-    nlohmann::ordered_json msgs = nlohmann::ordered_json::array();
-    for (const api_chat_message & m : cr.messages) msgs.push_back({{"role", api_chat_role_name(m.role)}, {"content", m.content}});
-    std::string text, err;
-    // --chat-template-kwargs, then the request's, key by key (both are JSON objects, checked).
-    nlohmann::ordered_json kwargs = template_kwargs;
-    const nlohmann::ordered_json request_kwargs = nlohmann::ordered_json::parse(cr.chat_template_kwargs);
-    for (const auto & [k, val] : request_kwargs.items()) kwargs[k] = val;
-    if (!chat->render(msgs, nlohmann::ordered_json(), true, kwargs, &text, &err)) {
-        return respond_error(req, res, api_error_invalid_request(err, "messages"), t0);
-    }
-    const std::vector<int32_t> tokens = mdl->get_tokenizer().tokenize(text, true, true);
+    const chat_plan_inputs in{chat.get(), chat_tools.get(), template_kwargs, cfg.reasoning_split, &grammars};
+    chat_plan cp;
+    if (auto e = chat_plan_make(in, cr, &cp)) return respond_error(req, res, *e, t0);
+    if (cp.grammar) program = cp.grammar;
+    const std::vector<int32_t> tokens = mdl->get_tokenizer().tokenize(cp.prompt, true, true);
     const int64_t n_ctx = loop->n_ctx();
     if (cr.max_tokens && int64_t(tokens.size()) + *cr.max_tokens > n_ctx) {
         return respond_error(req, res, api_error_context_exceeded(int64_t(tokens.size()), *cr.max_tokens, n_ctx, "max_tokens"), t0);
@@ -180,6 +175,7 @@ void server_app::impl::handle_chat(const http_request & req, std::shared_ptr<htt
     submit_plan plan;
     plan.st = new_state(*this, generation_kind::chat, cr.stream, cr.include_usage, res, req, t0);
     plan.st->n_logprobs = cr.logprobs ? cr.top_logprobs : -1;
+    plan.st->chat_output = cp.output;
     const uint64_t seed = pick_seed(cr.sampling);
     for (int32_t c = 0; c < cr.n; ++c) {
         gen_request g;
@@ -188,6 +184,7 @@ void server_app::impl::handle_chat(const http_request & req, std::shared_ptr<htt
         g.ignore_eos = cr.ignore_eos;
         g.sampling = to_sampling(cr.sampling, plan.st->n_logprobs, seed + uint64_t(c));
         g.grammar = program;
+        g.grammar_control_text = cp.grammar != nullptr;
         g.sink = std::make_shared<generation_sink>(plan.st, c, stops, c == 0, "");
         plan.requests.push_back(std::move(g));
         chat_choice ch;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,7 @@ TEST(ChatRequest, RolesAndContentForms) {
     EXPECT_STREQ(api_chat_role_name(api_chat_role::system), "system");
     EXPECT_STREQ(api_chat_role_name(api_chat_role::user), "user");
     EXPECT_STREQ(api_chat_role_name(api_chat_role::assistant), "assistant");
+    EXPECT_STREQ(api_chat_role_name(api_chat_role::tool), "tool");
 }
 
 TEST(ChatRequest, InvalidMessages) {
@@ -75,7 +77,7 @@ TEST(ChatRequest, InvalidMessages) {
     expect_rejected_body(R"({"messages":{"role":"user"}})", "messages");
     expect_rejected_body(R"({"messages":["hi"]})", "messages[0]");
     expect_rejected_body(R"({"messages":[{"role":"user","content":"a"},{"content":"b"}]})", "messages[1].role");
-    expect_rejected_body(R"({"messages":[{"role":"tool","content":"x"}]})", "messages[0].role");
+    expect_rejected_body(R"({"messages":[{"role":"function","content":"x"}]})", "messages[0].role");
     expect_rejected_body(R"({"messages":[{"role":"User","content":"x"}]})", "messages[0].role");
     expect_rejected_body(R"({"messages":[{"role":5,"content":"x"}]})", "messages[0].role");
     expect_rejected_body(R"({"messages":[{"role":"user"}]})", "messages[0].content");
@@ -182,4 +184,310 @@ TEST(ChatRequest, ChatTemplateKwargs) {
               R"({"enable_thinking":false})");
     expect_rejected(R"("chat_template_kwargs":[1])", "chat_template_kwargs");
     expect_rejected(R"("chat_template_kwargs":"enable_thinking")", "chat_template_kwargs");
+}
+
+namespace {
+
+const char * weather_tools = R"([
+    {"type":"function","function":{"name":"get_weather","description":"Weather of a city.",
+     "parameters":{"type":"object","properties":{"location":{"type":"string"},"unit":{"enum":["c","f"]}},
+                   "required":["location"]}}},
+    {"function":{"parameters":{"type":"object"},"name":"get_time"},"type":"function"}])";
+
+// A body with `messages` (a JSON array) and `fields` after it.
+std::string with_messages(const std::string & messages, const std::string & fields = "") {
+    std::string body = R"({"model":"m","messages":)";
+    body += messages;
+    if (!fields.empty()) {
+        body += ",";
+        body += fields;
+    }
+    body += "}";
+    return body;
+}
+
+// A body with one user message and `fields`.
+std::string with_fields(const std::string & fields) {
+    return with_messages(R"([{"role":"user","content":"hi"}])", fields);
+}
+
+// A body whose first message is an assistant message with `calls` as its tool_calls.
+std::string with_calls(const std::string & calls) {
+    std::string messages = R"([{"role":"assistant","content":null,"tool_calls":)";
+    messages += calls;
+    messages += "}]";
+    return with_messages(messages);
+}
+
+std::string with_tools(const std::string & more) {
+    std::string fields = "\"tools\":";
+    fields += weather_tools;
+    if (!more.empty()) {
+        fields += ",";
+        fields += more;
+    }
+    return with_fields(fields);
+}
+
+}  // namespace
+
+TEST(ChatRequestTools, ToolRoundTripConversation) {
+    chat_request req = parse_ok(with_messages(R"([
+        {"role":"system","content":"You can call tools."},
+        {"role":"user","name":"ann","content":"Weather in Paris and Rome?"},
+        {"role":"assistant","content":null,"reasoning_content":"Two cities: two calls.","tool_calls":[
+            {"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"location\": \"Paris\", \"unit\": \"c\"}"}},
+            {"id":"call_2","type":"function","function":{"name":"get_weather","arguments":{"unit":"c","location":"Rome"}}},
+            {"function":{"name":"get_time","arguments":"not json"}},
+            {"type":null,"id":null,"function":{"name":"get_time"}},
+            {"function":{"name":"get_time","arguments":null}},
+            {"function":{"name":"get_time","arguments":"[1, 2]"}},
+            {"function":{"name":"get_time","arguments":""}},
+            {"function":{"name":"get_time","arguments":" {\"z\": {\"b\": [1, 2.5], \"a\": null}, \"y\": \"\\u00e9\"} "}}]},
+        {"role":"tool","tool_call_id":"call_1","name":"get_weather","content":"18 C"},
+        {"role":"tool","tool_call_id":"call_2","content":[{"type":"text","text":"21"},{"type":"text","text":"C"}]},
+        {"role":"assistant","content":"Paris 18 C, Rome 21 C.","tool_calls":null}])",
+                                              std::string("\"tools\":") + weather_tools));
+    ASSERT_EQ(req.messages.size(), 6u);
+    EXPECT_EQ(req.messages[1].name, "ann");
+    EXPECT_TRUE(req.messages[1].tool_calls.empty());
+
+    const api_chat_message & a = req.messages[2];
+    EXPECT_EQ(a.role, api_chat_role::assistant);
+    EXPECT_EQ(a.content, "");
+    EXPECT_EQ(a.reasoning_content, "Two cities: two calls.");
+    ASSERT_EQ(a.tool_calls.size(), 8u);
+    EXPECT_EQ(a.tool_calls[0].id, "call_1");
+    EXPECT_EQ(a.tool_calls[0].name, "get_weather");
+    EXPECT_EQ(a.tool_calls[0].arguments, R"({"location":"Paris","unit":"c"})");  // text parsed to an object
+    EXPECT_EQ(a.tool_calls[1].id, "call_2");
+    EXPECT_EQ(a.tool_calls[1].arguments, R"({"unit":"c","location":"Rome"})");   // the client's key order
+    EXPECT_EQ(a.tool_calls[2].id, "");
+    EXPECT_EQ(a.tool_calls[2].name, "get_time");
+    EXPECT_EQ(a.tool_calls[2].arguments, R"("not json")");   // not JSON: a JSON string of the text
+    EXPECT_EQ(a.tool_calls[3].id, "");
+    EXPECT_EQ(a.tool_calls[3].arguments, "{}");              // absent
+    EXPECT_EQ(a.tool_calls[4].arguments, "{}");              // null
+    EXPECT_EQ(a.tool_calls[5].arguments, R"("[1, 2]")");     // JSON, but not an object
+    EXPECT_EQ(a.tool_calls[6].arguments, R"("")");
+    EXPECT_EQ(a.tool_calls[7].arguments, "{\"z\":{\"b\":[1,2.5],\"a\":null},\"y\":\"\xc3\xa9\"}");
+
+    const api_chat_message & t1 = req.messages[3];
+    EXPECT_EQ(t1.role, api_chat_role::tool);
+    EXPECT_EQ(t1.tool_call_id, "call_1");
+    EXPECT_EQ(t1.name, "get_weather");
+    EXPECT_EQ(t1.content, "18 C");
+    EXPECT_EQ(req.messages[4].role, api_chat_role::tool);
+    EXPECT_EQ(req.messages[4].tool_call_id, "call_2");
+    EXPECT_EQ(req.messages[4].name, "");
+    EXPECT_EQ(req.messages[4].content, "21\nC");
+    EXPECT_EQ(req.messages[5].content, "Paris 18 C, Rome 21 C.");
+    EXPECT_TRUE(req.messages[5].tool_calls.empty());
+    EXPECT_EQ(req.messages[5].reasoning_content, "");
+
+    // The tools as sent, keys in the client's order (not sorted).
+    EXPECT_EQ(req.tools,
+              R"([{"type":"function","function":{"name":"get_weather","description":"Weather of a city.",)"
+              R"("parameters":{"type":"object","properties":{"location":{"type":"string"},"unit":{"enum":["c","f"]}},)"
+              R"("required":["location"]}}},{"function":{"parameters":{"type":"object"},"name":"get_time"},"type":"function"}])");
+    EXPECT_EQ(req.tool_names, (std::vector<std::string>{"get_weather", "get_time"}));
+    EXPECT_EQ(req.tool_choice, api_tool_choice::auto_);
+    EXPECT_TRUE(req.parallel_tool_calls);
+}
+
+TEST(ChatRequestTools, ArgumentsEdgeCases) {
+    // An empty tool_calls array is no calls; reasoning_content null is "".
+    chat_request req =
+        parse_ok(with_messages(R"([{"role":"assistant","content":"x","tool_calls":[],"reasoning_content":null}])"));
+    EXPECT_TRUE(req.messages[0].tool_calls.empty());
+    EXPECT_EQ(req.messages[0].reasoning_content, "");
+
+    // Text nested deeper than a request may be stays a string rather than being parsed.
+    std::string deep = "{\\\"a\\\":";
+    deep.append(300, '[').append(300, ']').append("}");
+    req = parse_ok(with_calls(R"([{"function":{"name":"f","arguments":")" + deep + "\"}}]"));
+    ASSERT_EQ(req.messages[0].tool_calls.size(), 1u);
+    nlohmann::json kept = nlohmann::json::parse(req.messages[0].tool_calls[0].arguments);
+    ASSERT_TRUE(kept.is_string());
+    EXPECT_EQ(kept.get<std::string>().substr(0, 6), "{\"a\":[");
+
+    // A number out of range and a trailing comma are not objects either.
+    req = parse_ok(with_calls(R"([{"function":{"name":"f","arguments":"{\"a\":1e999}"}},
+                                  {"function":{"name":"f","arguments":"{\"a\":1,}"}},
+                                  {"function":{"name":"f","arguments":"{\"a\":1} {}"}}])"));
+    ASSERT_EQ(req.messages[0].tool_calls.size(), 3u);
+    EXPECT_EQ(req.messages[0].tool_calls[0].arguments, R"("{\"a\":1e999}")");
+    EXPECT_EQ(req.messages[0].tool_calls[1].arguments, R"("{\"a\":1,}")");
+    EXPECT_EQ(req.messages[0].tool_calls[2].arguments, R"("{\"a\":1} {}")");
+
+    // Object arguments keep nested key order and values as written.
+    req = parse_ok(with_calls(R"([{"function":{"arguments":{"z":1,"a":{"y":[true,null],"b":"s"}},"name":"f"}}])"));
+    EXPECT_EQ(req.messages[0].tool_calls[0].arguments, R"({"z":1,"a":{"y":[true,null],"b":"s"}})");
+    EXPECT_EQ(req.messages[0].tool_calls[0].name, "f");
+}
+
+TEST(ChatRequestTools, MessageFieldErrors) {
+    expect_rejected_body(with_messages(R"([{"role":"user","content":"x","tool_calls":[]}])"), "messages[0].tool_calls");
+    expect_rejected_body(with_messages(R"([{"role":"user","content":"x"},
+                                           {"role":"tool","content":"r","tool_calls":[{"function":{"name":"f"}}]}])"),
+                         "messages[1].tool_calls");
+    expect_rejected_body(with_messages(R"([{"role":"system","content":"x","tool_calls":{}}])"), "messages[0].tool_calls");
+    expect_rejected_body(with_messages(R"([{"role":"tool","tool_call_id":"c"}])"), "messages[0].content");
+    expect_rejected_body(with_messages(R"([{"role":"tool","content":null}])"), "messages[0].content");
+    expect_rejected_body(with_messages(R"([{"role":"user","content":"x","name":5}])"), "messages[0].name");
+    expect_rejected_body(with_messages(R"([{"role":"tool","content":"x","tool_call_id":7}])"), "messages[0].tool_call_id");
+    expect_rejected_body(with_messages(R"([{"role":"assistant","content":"x","reasoning_content":{}}])"),
+                         "messages[0].reasoning_content");
+    // tool_calls null is no calls, on any message.
+    chat_request req = parse_ok(with_messages(R"([{"role":"user","content":"x","tool_calls":null}])"));
+    EXPECT_TRUE(req.messages[0].tool_calls.empty());
+}
+
+TEST(ChatRequestTools, ToolCallErrors) {
+    expect_rejected_body(with_calls(R"("call")"), "messages[0].tool_calls");
+    expect_rejected_body(with_calls(R"({"function":{"name":"f"}})"), "messages[0].tool_calls");
+    expect_rejected_body(with_calls(R"([1])"), "messages[0].tool_calls[0]");
+    expect_rejected_body(with_calls(R"([{"function":{"name":"f"}},[]])"), "messages[0].tool_calls[1]");
+    expect_rejected_body(with_calls(R"([{"type":"custom","function":{"name":"f"}}])"), "messages[0].tool_calls[0].type");
+    expect_rejected_body(with_calls(R"([{"type":1,"function":{"name":"f"}}])"), "messages[0].tool_calls[0].type");
+    expect_rejected_body(with_calls(R"([{"id":5,"function":{"name":"f"}}])"), "messages[0].tool_calls[0].id");
+    expect_rejected_body(with_calls(R"([{"id":"c"}])"), "messages[0].tool_calls[0].function");
+    expect_rejected_body(with_calls(R"([{"function":null}])"), "messages[0].tool_calls[0].function");
+    expect_rejected_body(with_calls(R"([{"function":"f"}])"), "messages[0].tool_calls[0].function");
+    expect_rejected_body(with_calls(R"([{"function":{"arguments":"{}"}}])"), "messages[0].tool_calls[0].function.name");
+    expect_rejected_body(with_calls(R"([{"function":{"name":""}}])"), "messages[0].tool_calls[0].function.name");
+    expect_rejected_body(with_calls(R"([{"function":{"name":3}}])"), "messages[0].tool_calls[0].function.name");
+    expect_rejected_body(with_calls(R"([{"function":{"name":"f","arguments":5}}])"),
+                         "messages[0].tool_calls[0].function.arguments");
+    expect_rejected_body(with_calls(R"([{"function":{"name":"f","arguments":[1]}}])"),
+                         "messages[0].tool_calls[0].function.arguments");
+    expect_rejected_body(with_calls(R"([{"function":{"name":"f","arguments":true}}])"),
+                         "messages[0].tool_calls[0].function.arguments");
+    // The path names the message and the call.
+    expect_rejected_body(with_messages(R"([{"role":"user","content":"a"},{"role":"assistant","content":"b"},
+        {"role":"assistant","tool_calls":[{"function":{"name":"f"}},{"function":{"name":""}}]}])"),
+                         "messages[2].tool_calls[1].function.name");
+}
+
+TEST(ChatRequestTools, ToolsParsed) {
+    chat_request req = parse_ok(with_fields(R"("tools":null)"));
+    EXPECT_EQ(req.tools, "");
+    EXPECT_TRUE(req.tool_names.empty());
+    EXPECT_EQ(req.tool_choice, api_tool_choice::none);
+    EXPECT_TRUE(req.parallel_tool_calls);
+    req = parse_ok(with_fields(R"("tools":[])"));
+    EXPECT_EQ(req.tools, "");
+    EXPECT_EQ(req.tool_choice, api_tool_choice::none);
+    EXPECT_EQ(parse_ok(with_fields("\"model\":null")).tool_choice, api_tool_choice::none);
+
+    const std::string name64(64, 'n');
+    req = parse_ok(with_fields(R"("tools":[
+        {"type":"function","function":{"name":"a.b-c_9","description":null,"parameters":null,"strict":null}},
+        {"type":"function","function":{"name":")" + name64 + R"(","strict":true,"x-extra":{"b":1,"a":2}}}])"));
+    EXPECT_EQ(req.tool_names, (std::vector<std::string>{"a.b-c_9", name64}));
+    EXPECT_EQ(req.tools,
+              R"([{"type":"function","function":{"name":"a.b-c_9","description":null,"parameters":null,"strict":null}},)"
+              R"({"type":"function","function":{"name":")" + name64 + R"(","strict":true,"x-extra":{"b":1,"a":2}}}])");
+    EXPECT_EQ(req.tool_choice, api_tool_choice::auto_);
+    EXPECT_EQ(req.tool_choice_function, "");
+}
+
+TEST(ChatRequestTools, ToolsRejected) {
+    expect_rejected(R"("tools":"get_weather")", "tools");
+    expect_rejected(R"("tools":{"type":"function"})", "tools");
+    expect_rejected(R"("tools":[1])", "tools[0]");
+    expect_rejected(R"("tools":[{"type":"function","function":{"name":"f"}},null])", "tools[1]");
+    expect_rejected(R"("tools":[{"function":{"name":"f"}}])", "tools[0].type");
+    expect_rejected(R"("tools":[{"type":"retrieval","function":{"name":"f"}}])", "tools[0].type");
+    expect_rejected(R"("tools":[{"type":"function"}])", "tools[0].function");
+    expect_rejected(R"("tools":[{"type":"function","function":[]}])", "tools[0].function");
+    expect_rejected(R"("tools":[{"type":"function","function":{"description":"d"}}])", "tools[0].function.name");
+    expect_rejected(R"("tools":[{"type":"function","function":{"name":null}}])", "tools[0].function.name");
+    expect_rejected(R"("tools":[{"type":"function","function":{"name":7}}])", "tools[0].function.name");
+    expect_rejected(R"("tools":[{"type":"function","function":{"name":""}}])", "tools[0].function.name");
+    expect_rejected(R"("tools":[{"type":"function","function":{"name":"has space"}}])", "tools[0].function.name");
+    expect_rejected(R"("tools":[{"type":"function","function":{"name":"caf\u00e9"}}])", "tools[0].function.name");
+    const std::string name65(65, 'n');
+    expect_rejected(R"("tools":[{"type":"function","function":{"name":")" + name65 + R"("}}])", "tools[0].function.name");
+    expect_rejected(R"("tools":[{"type":"function","function":{"name":"f"}},{"type":"function","function":{"name":"g"}},
+                                {"type":"function","function":{"name":"f"}}])",
+                    "tools[2].function.name");
+    expect_rejected(R"("tools":[{"type":"function","function":{"name":"f","description":5}}])", "tools[0].function.description");
+    expect_rejected(R"("tools":[{"type":"function","function":{"name":"f","parameters":"{}"}}])", "tools[0].function.parameters");
+    expect_rejected(R"("tools":[{"type":"function","function":{"name":"f","parameters":[]}}])", "tools[0].function.parameters");
+    expect_rejected(R"("tools":[{"type":"function","function":{"name":"f","strict":"yes"}}])", "tools[0].function.strict");
+}
+
+TEST(ChatRequestTools, ToolChoice) {
+    EXPECT_EQ(parse_ok(with_tools("")).tool_choice, api_tool_choice::auto_);
+    EXPECT_EQ(parse_ok(with_tools(R"("tool_choice":null)")).tool_choice, api_tool_choice::auto_);
+    EXPECT_EQ(parse_ok(with_tools(R"("tool_choice":"auto")")).tool_choice, api_tool_choice::auto_);
+    EXPECT_EQ(parse_ok(with_tools(R"("tool_choice":"none")")).tool_choice, api_tool_choice::none);
+    EXPECT_EQ(parse_ok(with_tools(R"("tool_choice":"required")")).tool_choice, api_tool_choice::required);
+    chat_request req = parse_ok(with_tools(R"("tool_choice":{"type":"function","function":{"name":"get_time"}})"));
+    EXPECT_EQ(req.tool_choice, api_tool_choice::function);
+    EXPECT_EQ(req.tool_choice_function, "get_time");
+    EXPECT_FALSE(req.tools.empty());  // "none" and a named function keep the tools
+
+    // Without tools: "auto" and "none" are harmless and mean none.
+    EXPECT_EQ(parse_ok(with_fields(R"("tool_choice":"auto")")).tool_choice, api_tool_choice::none);
+    EXPECT_EQ(parse_ok(with_fields(R"("tool_choice":"none","tools":[])")).tool_choice, api_tool_choice::none);
+}
+
+TEST(ChatRequestTools, ToolChoiceRejected) {
+    expect_rejected(R"("tool_choice":"required")", "tool_choice");
+    expect_rejected(R"("tools":[],"tool_choice":"required")", "tool_choice");
+    expect_rejected(R"("tool_choice":{"type":"function","function":{"name":"get_weather"}})", "tool_choice");
+    expect_rejected_body(with_tools(R"("tool_choice":"always")"), "tool_choice");
+    expect_rejected_body(with_tools(R"("tool_choice":"")"), "tool_choice");
+    expect_rejected_body(with_tools(R"("tool_choice":5)"), "tool_choice");
+    expect_rejected_body(with_tools(R"("tool_choice":["auto"])"), "tool_choice");
+    expect_rejected_body(with_tools(R"("tool_choice":{"function":{"name":"get_time"}})"), "tool_choice.type");
+    expect_rejected_body(with_tools(R"("tool_choice":{"type":"tool","function":{"name":"get_time"}})"), "tool_choice.type");
+    expect_rejected_body(with_tools(R"("tool_choice":{"type":"function"})"), "tool_choice.function");
+    expect_rejected_body(with_tools(R"("tool_choice":{"type":"function","function":"get_time"})"), "tool_choice.function");
+    expect_rejected_body(with_tools(R"("tool_choice":{"type":"function","function":{}})"), "tool_choice.function.name");
+    expect_rejected_body(with_tools(R"("tool_choice":{"type":"function","function":{"name":5}})"),
+                         "tool_choice.function.name");
+
+    chat_request req;
+    auto err = chat_request_parse(with_tools(R"("tool_choice":{"type":"function","function":{"name":"get_wether"}})"), req);
+    expect_invalid(err, "tool_choice", "unknown function");
+    ASSERT_TRUE(err.has_value());
+    EXPECT_EQ(err->message, "tool_choice names the function 'get_wether', which is not among the tools.");
+}
+
+TEST(ChatRequestTools, ParallelToolCalls) {
+    EXPECT_TRUE(parse_ok(with_tools("")).parallel_tool_calls);
+    EXPECT_TRUE(parse_ok(with_tools(R"("parallel_tool_calls":null)")).parallel_tool_calls);
+    EXPECT_TRUE(parse_ok(with_tools(R"("parallel_tool_calls":true)")).parallel_tool_calls);
+    EXPECT_FALSE(parse_ok(with_tools(R"("parallel_tool_calls":false)")).parallel_tool_calls);
+    EXPECT_FALSE(parse_ok(with_fields(R"("parallel_tool_calls":false)")).parallel_tool_calls);
+    expect_rejected(R"("parallel_tool_calls":"no")", "parallel_tool_calls");
+    expect_rejected(R"("parallel_tool_calls":0)", "parallel_tool_calls");
+}
+
+TEST(ChatRequestReasoning, Format) {
+    EXPECT_FALSE(parse_ok(with_fields(R"("n":1)")).reasoning_split.has_value());
+    EXPECT_FALSE(parse_ok(with_fields(R"("reasoning_format":null)")).reasoning_split.has_value());
+    EXPECT_EQ(parse_ok(with_fields(R"("reasoning_format":"none")")).reasoning_split, std::optional<bool>(false));
+    EXPECT_EQ(parse_ok(with_fields(R"("reasoning_format":"auto")")).reasoning_split, std::optional<bool>(true));
+    EXPECT_EQ(parse_ok(with_fields(R"("reasoning_format":"deepseek")")).reasoning_split, std::optional<bool>(true));
+    expect_rejected(R"("reasoning_format":"deepseek-legacy")", "reasoning_format");
+    expect_rejected(R"("reasoning_format":"")", "reasoning_format");
+    expect_rejected(R"("reasoning_format":"Auto")", "reasoning_format");
+    expect_rejected(R"("reasoning_format":true)", "reasoning_format");
+    expect_rejected(R"("reasoning_format":{})", "reasoning_format");
+}
+
+TEST(ChatRequestReasoning, Effort) {
+    EXPECT_EQ(parse_ok(with_fields(R"("n":1)")).reasoning_effort, "");
+    EXPECT_EQ(parse_ok(with_fields(R"("reasoning_effort":null)")).reasoning_effort, "");
+    for (const char * e : {"none", "minimal", "low", "medium", "high"}) {
+        EXPECT_EQ(parse_ok(with_fields(std::string("\"reasoning_effort\":\"") + e + "\"")).reasoning_effort, e);
+    }
+    expect_rejected(R"("reasoning_effort":"max")", "reasoning_effort");
+    expect_rejected(R"("reasoning_effort":"")", "reasoning_effort");
+    expect_rejected(R"("reasoning_effort":"HIGH")", "reasoning_effort");
+    expect_rejected(R"("reasoning_effort":3)", "reasoning_effort");
 }

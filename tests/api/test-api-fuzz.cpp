@@ -23,10 +23,20 @@ const std::vector<std::string> seeds = {
     R"({"tokens":[1,2,3]})",
     R"({"prompt":"p","response_format":{"type":"json_schema","json_schema":{"name":"n","schema":{"type":"object","properties":{"b":{},"a":{}}}}}})",
     R"({"messages":[{"role":"user","content":"u"}],"json_schema":{"enum":[1,2]},"grammar":"root ::= \"a\""})",
+    R"({"messages":[{"role":"user","content":"w"},{"role":"assistant","content":null,"reasoning_content":"r",)"
+    R"("tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":[1,{\"b\":2}]}"}},)"
+    R"({"function":{"name":"g","arguments":{"y":1,"x":[]}}}]},{"role":"tool","tool_call_id":"c1","name":"f",)"
+    R"("content":"ok"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object",)"
+    R"("properties":{"a":{}}}}},{"type":"function","function":{"name":"g","strict":true}}],)"
+    R"("tool_choice":{"type":"function","function":{"name":"g"}},"parallel_tool_calls":false})",
+    R"({"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}],)"
+    R"("tool_choice":"required","reasoning_format":"deepseek","reasoning_effort":"low"})",
 };
 
 const std::string fragments[] = {"{", "}", "[", "]", ",", ":", "\"", "null", "true", "-1", "1e999", "0.5",
-                                 "\"prompt\"", "\"messages\"", "\"schema\"", "\"grammar\"", "\\u0000", "\xff", "\xc3", "[[", "{\"a\":"};
+                                 "\"prompt\"", "\"messages\"", "\"schema\"", "\"grammar\"", "\"tools\"",
+                                 "\"tool_calls\"", "\"function\"", "\"arguments\"", "\\u0000", "\xff", "\xc3", "[[",
+                                 "{\"a\":"};
 
 // Checks that all four parsers take `body` without throwing and answer with a 400 or success.
 void parse_all(const std::string & body) {
@@ -41,6 +51,18 @@ void parse_all(const std::string & body) {
         errs[2] = tokenize_request_parse(body, t);
         errs[3] = detokenize_request_parse(body, d);
     }) << body;
+    if (!errs[1]) {  // an accepted chat request hands on valid JSON texts
+        for (const api_chat_message & m : ch.messages) {
+            for (const api_tool_call & call : m.tool_calls) {
+                ASSERT_FALSE(nlohmann::json::parse(call.arguments, nullptr, false).is_discarded()) << body;
+            }
+        }
+        if (!ch.tools.empty()) {
+            nlohmann::json tools = nlohmann::json::parse(ch.tools, nullptr, false);
+            ASSERT_TRUE(tools.is_array()) << body;
+            ASSERT_EQ(tools.size(), ch.tool_names.size()) << body;
+        }
+    }
     for (const auto & e : errs) {
         if (e) {
             ASSERT_EQ(e->status, 400) << body;
@@ -107,15 +129,22 @@ TEST(ApiFuzz, WellFormedJsonOfWrongShapes) {
     const char * fields[] = {"model", "prompt", "messages", "max_tokens", "max_completion_tokens", "temperature",
                              "top_p", "n", "stream", "stream_options", "stop", "seed", "presence_penalty",
                              "frequency_penalty", "logit_bias", "logprobs", "top_logprobs", "echo", "user",
-                             "top_k", "min_p", "repeat_penalty", "content", "add_special", "with_pieces", "tokens"};
+                             "top_k", "min_p", "repeat_penalty", "content", "add_special", "with_pieces", "tokens",
+                             "tools", "tool_choice", "parallel_tool_calls", "reasoning_format", "reasoning_effort",
+                             "chat_template_kwargs"};
     const char * values[] = {"null", "true", "0", "-5", "3.25", "1e308", "18446744073709551615", "\"\"", "\"s\"",
                              "[]", "[1]", "[\"a\"]", "[[]]", "[{}]", "{}", "{\"1\":1}", "{\"type\":\"text\"}",
-                             "[{\"role\":\"user\"}]", "[{\"role\":\"user\",\"content\":[{\"type\":\"text\"}]}]"};
+                             "[{\"role\":\"user\"}]", "[{\"role\":\"user\",\"content\":[{\"type\":\"text\"}]}]",
+                             "\"auto\"", "\"required\"", "{\"type\":\"function\",\"function\":{\"name\":\"f\"}}",
+                             "[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}]",
+                             "[{\"role\":\"assistant\",\"tool_calls\":[{\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}]",
+                             "[{\"role\":\"tool\",\"content\":\"r\",\"tool_call_id\":5}]"};
     for (const char * f : fields) {
         for (const char * v : values) {
             parse_all(std::string("{\"") + f + "\":" + v + "}");
             parse_all(std::string(seeds[0]).insert(1, std::string("\"") + f + "\":" + v + ","));
             parse_all(std::string(seeds[2]).insert(1, std::string("\"") + f + "\":" + v + ","));
+            parse_all(std::string(seeds[8]).insert(1, std::string("\"") + f + "\":" + v + ","));
         }
     }
 }

@@ -12,6 +12,8 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 using nlohmann::json;
 
@@ -136,7 +138,7 @@ TEST(CompletionResponse, Chunks) {
 TEST(ChatResponse, Whole) {
     chat_response res;
     res.meta = chat_meta;
-    res.choices.push_back({0, "Hi there!", std::nullopt, api_finish_reason::stop});
+    res.choices.push_back({.index = 0, .content = "Hi there!", .finish_reason = api_finish_reason::stop});
     res.usage = {12, 3, 10};
     EXPECT_EQ(parse_output(chat_response_to_json(res)), json::parse(R"({
         "id":"chatcmpl-xyz","object":"chat.completion","created":1700000001,"model":"tiny",
@@ -161,20 +163,22 @@ TEST(ChatResponse, Logprobs) {
 }
 
 TEST(ChatResponse, ChunksRoleContentFinishUsage) {
-    json j = parse_output(chat_chunk_to_json(chat_meta, {0, chat_delta_kind::role, "", std::nullopt, {}}));
+    json j = parse_output(chat_chunk_to_json(chat_meta, {.index = 0, .kind = chat_delta_kind::role}));
     EXPECT_EQ(j, json::parse(R"({"id":"chatcmpl-xyz","object":"chat.completion.chunk","created":1700000001,
         "model":"tiny","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,
         "finish_reason":null}],"usage":null})"));
 
-    j = parse_output(chat_chunk_to_json(chat_meta, {1, chat_delta_kind::content, "lo", std::nullopt, {}}));
+    j = parse_output(chat_chunk_to_json(chat_meta, {.index = 1, .kind = chat_delta_kind::content, .content = "lo"}));
     EXPECT_EQ(j["choices"], json::parse(R"([{"index":1,"delta":{"content":"lo"},"logprobs":null,"finish_reason":null}])"));
 
-    chat_chunk with_lp{0, chat_delta_kind::content, "x", std::vector<chat_token_logprob>{{"x", -0.1, {}}}, {}};
+    chat_chunk with_lp{.index = 0, .kind = chat_delta_kind::content, .content = "x",
+                       .logprobs = std::vector<chat_token_logprob>{{"x", -0.1, {}}}};
     j = parse_output(chat_chunk_to_json(chat_meta, with_lp));
     EXPECT_EQ(j["choices"][0]["logprobs"],
               json::parse(R"({"content":[{"token":"x","logprob":-0.1,"bytes":[120],"top_logprobs":[]}]})"));
 
-    j = parse_output(chat_chunk_to_json(chat_meta, {0, chat_delta_kind::finish, "", std::nullopt, api_finish_reason::length}));
+    j = parse_output(chat_chunk_to_json(chat_meta, {.index = 0, .kind = chat_delta_kind::finish,
+                                                    .finish_reason = api_finish_reason::length}));
     EXPECT_EQ(j["choices"], json::parse(R"([{"index":0,"delta":{},"logprobs":null,"finish_reason":"length"}])"));
 
     j = parse_output(chat_usage_chunk_to_json(chat_meta, {7, 2, 1}));
@@ -184,7 +188,7 @@ TEST(ChatResponse, ChunksRoleContentFinishUsage) {
 }
 
 TEST(ChatResponse, InvalidUtf8ContentIsReplaced) {
-    json j = parse_output(chat_chunk_to_json(chat_meta, {0, chat_delta_kind::content, "a\xe2\x96", std::nullopt, {}}));
+    json j = parse_output(chat_chunk_to_json(chat_meta, {.index = 0, .kind = chat_delta_kind::content, .content = "a\xe2\x96"}));
     EXPECT_EQ(j["choices"][0]["delta"]["content"], "a\xef\xbf\xbd");
 }
 
@@ -202,6 +206,7 @@ TEST(Sse, Framing) {
 TEST(FinishReason, Names) {
     EXPECT_STREQ(api_finish_reason_name(api_finish_reason::stop), "stop");
     EXPECT_STREQ(api_finish_reason_name(api_finish_reason::length), "length");
+    EXPECT_STREQ(api_finish_reason_name(api_finish_reason::tool_calls), "tool_calls");
     EXPECT_STREQ(api_finish_reason_name(api_finish_reason::none), "");
 }
 
@@ -243,4 +248,145 @@ TEST(ResponseExamples, DesignatedInitializers) {
     chat_response cr;
     cr.choices.push_back({.index = 0, .content = "Hi!", .finish_reason = api_finish_reason::stop});
     EXPECT_EQ(parse_output(chat_response_to_json(cr))["choices"][0]["message"]["content"], "Hi!");
+}
+
+namespace {
+
+std::vector<chat_token_logprob> one_logprob(const std::string & token) {
+    return {{token, -0.5, {{token, -0.5}}}};
+}
+
+const json one_logprob_json = json::parse(R"({"content":[{"token":"t","logprob":-0.5,"bytes":[116],
+    "top_logprobs":[{"token":"t","logprob":-0.5,"bytes":[116]}]}]})");
+
+}  // namespace
+
+TEST(ChatResponseTools, MessageWithToolCalls) {
+    chat_response res;
+    res.meta = chat_meta;
+    res.choices.push_back({.index = 0,
+                           .tool_calls = {{"call_1", "get_weather", R"({"location":"Paris","unit":"c"})"},
+                                          {"call_2", "get_time", "{}"}},
+                           .finish_reason = api_finish_reason::tool_calls});
+    res.usage = {20, 9, 0};
+    const std::string text = chat_response_to_json(res);
+    EXPECT_EQ(parse_output(text), json::parse(R"({
+        "id":"chatcmpl-xyz","object":"chat.completion","created":1700000001,"model":"tiny",
+        "choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[
+            {"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"Paris\",\"unit\":\"c\"}"}},
+            {"id":"call_2","type":"function","function":{"name":"get_time","arguments":"{}"}}]},
+            "logprobs":null,"finish_reason":"tool_calls"}],
+        "usage":{"prompt_tokens":20,"completion_tokens":9,"total_tokens":29,"prompt_tokens_details":{"cached_tokens":0}}})"));
+    // The keys in OpenAI's order; arguments is JSON text inside a string.
+    EXPECT_NE(text.find(R"("message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function",)"
+                        R"("function":{"name":"get_weather","arguments":"{\"location\":\"Paris\",\"unit\":\"c\"}"}})"),
+              std::string::npos)
+        << text;
+}
+
+TEST(ChatResponseTools, MessageWithContentReasoningAndCalls) {
+    chat_choice c{.index = 1,
+                  .content = "Let me check.",
+                  .reasoning_content = "The user wants the weather.",
+                  .tool_calls = {{"call_9", "get_weather", R"({"location":"Rome"})"}},
+                  .finish_reason = api_finish_reason::tool_calls};
+    chat_response res{chat_meta, {c}, {}};
+    const std::string text = chat_response_to_json(res);
+    json m = parse_output(text)["choices"][0]["message"];
+    EXPECT_EQ(m, json::parse(R"({"role":"assistant","content":"Let me check.",
+        "reasoning_content":"The user wants the weather.",
+        "tool_calls":[{"id":"call_9","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"Rome\"}"}}]})"));
+    EXPECT_NE(text.find(R"({"role":"assistant","content":"Let me check.",)"
+                        R"("reasoning_content":"The user wants the weather.","tool_calls":[)"),
+              std::string::npos)
+        << text;
+}
+
+TEST(ChatResponseTools, MessageWithReasoningOnly) {
+    chat_response res{chat_meta, {{.index = 0, .content = "42", .reasoning_content = "6 times 7.",
+                                   .finish_reason = api_finish_reason::stop}}, {}};
+    json j = parse_output(chat_response_to_json(res));
+    EXPECT_EQ(j["choices"][0]["message"],
+              json::parse(R"({"role":"assistant","content":"42","reasoning_content":"6 times 7."})"));
+    EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
+
+    // Empty content without calls stays "" (not null); no reasoning_content or tool_calls keys.
+    res.choices = {{.index = 0, .finish_reason = api_finish_reason::length}};
+    j = parse_output(chat_response_to_json(res));
+    EXPECT_EQ(j["choices"][0]["message"], json::parse(R"({"role":"assistant","content":""})"));
+}
+
+TEST(ChatResponseTools, ReasoningDelta) {
+    json j = parse_output(chat_chunk_to_json(chat_meta, {.index = 0, .kind = chat_delta_kind::reasoning, .content = "Hmm"}));
+    EXPECT_EQ(j, json::parse(R"({"id":"chatcmpl-xyz","object":"chat.completion.chunk","created":1700000001,
+        "model":"tiny","choices":[{"index":0,"delta":{"reasoning_content":"Hmm"},"logprobs":null,
+        "finish_reason":null}],"usage":null})"));
+    j = parse_output(chat_chunk_to_json(chat_meta, {.index = 2, .kind = chat_delta_kind::reasoning, .content = "t",
+                                                    .logprobs = one_logprob("t")}));
+    EXPECT_EQ(j["choices"], json::array({{{"index", 2},
+                                          {"delta", {{"reasoning_content", "t"}}},
+                                          {"logprobs", one_logprob_json},
+                                          {"finish_reason", nullptr}}}));
+}
+
+TEST(ChatResponseTools, ToolCallDeltas) {
+    // The first delta of a call: index, id, type, name and (empty) arguments.
+    const std::string first = chat_chunk_to_json(chat_meta, {.index = 0, .kind = chat_delta_kind::tool_call,
+                                                             .call = {.index = 1, .id = "call_7", .name = "get_weather"}});
+    EXPECT_EQ(parse_output(first)["choices"], json::parse(R"([{"index":0,"delta":{"tool_calls":[
+        {"index":1,"id":"call_7","type":"function","function":{"name":"get_weather","arguments":""}}]},
+        "logprobs":null,"finish_reason":null}])"));
+    EXPECT_NE(first.find(R"("delta":{"tool_calls":[{"index":1,"id":"call_7","type":"function",)"
+                         R"("function":{"name":"get_weather","arguments":""}}]})"),
+              std::string::npos)
+        << first;
+
+    // Later deltas: index and a fragment of the arguments only.
+    json j = parse_output(chat_chunk_to_json(
+        chat_meta, {.index = 0, .kind = chat_delta_kind::tool_call, .call = {.index = 1, .arguments = "{\"location\": "}}));
+    EXPECT_EQ(j["choices"][0]["delta"], json::parse(R"({"tool_calls":[{"index":1,"function":{"arguments":"{\"location\": "}}]})"));
+    EXPECT_TRUE(j["choices"][0]["logprobs"].is_null());
+    EXPECT_TRUE(j["usage"].is_null());
+
+    // A first delta may carry arguments; a name without an id is a later delta.
+    j = parse_output(chat_chunk_to_json(chat_meta, {.index = 0, .kind = chat_delta_kind::tool_call,
+                                                    .call = {.index = 0, .id = "c", .name = "f", .arguments = "{}"}}));
+    EXPECT_EQ(j["choices"][0]["delta"],
+              json::parse(R"({"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]})"));
+    j = parse_output(chat_chunk_to_json(chat_meta, {.index = 0, .kind = chat_delta_kind::tool_call,
+                                                    .call = {.index = 0, .name = "f", .arguments = "}"}}));
+    EXPECT_EQ(j["choices"][0]["delta"], json::parse(R"({"tool_calls":[{"index":0,"function":{"arguments":"}"}}]})"));
+
+    // Log-probabilities of the call's tokens.
+    j = parse_output(chat_chunk_to_json(chat_meta, {.index = 0, .kind = chat_delta_kind::tool_call,
+                                                    .logprobs = one_logprob("t"), .call = {.index = 0, .arguments = "t"}}));
+    EXPECT_EQ(j["choices"][0]["logprobs"], one_logprob_json);
+}
+
+TEST(ChatResponseTools, LogprobsOnlyForTextKinds) {
+    for (chat_delta_kind kind : {chat_delta_kind::role, chat_delta_kind::finish}) {
+        json j = parse_output(chat_chunk_to_json(chat_meta, {.index = 0, .kind = kind, .logprobs = one_logprob("t"),
+                                                             .finish_reason = api_finish_reason::stop}));
+        EXPECT_TRUE(j["choices"][0]["logprobs"].is_null()) << j.dump();
+    }
+    json j = parse_output(chat_chunk_to_json(chat_meta, {.index = 0, .kind = chat_delta_kind::content, .content = "t",
+                                                         .logprobs = one_logprob("t")}));
+    EXPECT_EQ(j["choices"][0]["logprobs"], one_logprob_json);
+}
+
+TEST(ChatResponseTools, FinishToolCallsChunk) {
+    json j = parse_output(chat_chunk_to_json(chat_meta, {.index = 0, .kind = chat_delta_kind::finish,
+                                                         .finish_reason = api_finish_reason::tool_calls}));
+    EXPECT_EQ(j["choices"], json::parse(R"([{"index":0,"delta":{},"logprobs":null,"finish_reason":"tool_calls"}])"));
+}
+
+TEST(ChatResponseTools, InvalidUtf8IsReplaced) {
+    chat_response res{chat_meta, {{.index = 0, .reasoning_content = "r\xff", .tool_calls = {{"c\xfe", "f", "{\"a\":\"\xc3\"}"}},
+                                   .finish_reason = api_finish_reason::tool_calls}}, {}};
+    json m = parse_output(chat_response_to_json(res))["choices"][0]["message"];
+    EXPECT_EQ(m["reasoning_content"], "r\xef\xbf\xbd");
+    EXPECT_EQ(m["tool_calls"][0]["id"], "c\xef\xbf\xbd");
+    EXPECT_EQ(m["tool_calls"][0]["function"]["arguments"], "{\"a\":\"\xef\xbf\xbd\"}");
+    json j = parse_output(chat_chunk_to_json(chat_meta, {.index = 0, .kind = chat_delta_kind::reasoning, .content = "\xe2\x96"}));
+    EXPECT_EQ(j["choices"][0]["delta"]["reasoning_content"], "\xef\xbf\xbd");
 }

@@ -90,6 +90,7 @@ TEST(config_errors, secrets_are_not_echoed) {
     expect_error({"--api-key="}, {"--api-key: the key is empty"});
     expect_error({"--chat-template-kwargs", "[1]"}, {"--chat-template-kwargs: '[1]' is not a JSON object"});
     expect_error({"--chat-template-kwargs", "{"}, {"--chat-template-kwargs: '{' is not a JSON object"});
+    expect_error({"--reasoning-format", "raw"}, {"--reasoning-format: 'raw' is not a reasoning format (auto or none)"});
 }
 
 TEST(config_errors, environment_names_the_variable) {

@@ -1,6 +1,7 @@
 // Real npm clients against the real inferd: the official `openai` client doing completions, chat
 // and streaming; structured output through openai's zod helper and the `ai` SDK's generateObject
-// (an OpenAI-compatible provider). The packages are installed into the build tree with npm, once:
+// (an OpenAI-compatible provider); tool calls and reasoning through both, with Qwen3's chat
+// template. The packages are installed into the build tree with npm, once:
 // openai 4 (its zod helper wants zod 3), zod 3, ai 5 and @ai-sdk/openai-compatible 1 (the
 // newest ai wants Node 22).
 #include "server/inferd-process.h"
@@ -57,11 +58,15 @@ int run_node(const std::string & work, const char * script, uint16_t port, std::
     return rc;
 }
 
-// Serves the tiny qwen2 model with an API key and runs a client script against it.
-void run_client_script(const std::string & dir, const char * script, const char * ctx) {
+// Serves a tiny model (qwen2 unless model is given) with an API key and runs a client script
+// against it.
+void run_client_script(const std::string & dir, const char * script, const char * ctx,
+                       const std::string & model = "tiny-qwen2-q8_0.gguf", std::vector<std::string> extra = {}) {
     const std::string work = prepare_npm(script);
     if (work.empty()) GTEST_SKIP() << "node / npm or the npm packages are not available: skipped";
-    inferd_process p({"-m", dir + "/models/tiny-qwen2-q8_0.gguf", "--api-key", "sk-inferd-test", "-c", ctx});
+    std::vector<std::string> args = {"-m", dir + "/models/" + model, "--api-key", "sk-inferd-test", "-c", ctx};
+    args.insert(args.end(), extra.begin(), extra.end());
+    inferd_process p(args);
     ASSERT_TRUE(p.wait_ready()) << p.log();
     std::string out;
     EXPECT_EQ(run_node(work, script, p.port(), &out), 0) << out << "\n" << p.log();
@@ -78,4 +83,10 @@ TEST(openai_client, completions_chat_and_streaming) {
 TEST(openai_client, structured_output_with_zod_and_the_ai_sdk) {
     INFERD_REQUIRE_TESTDATA(dir);
     run_client_script(dir, "structured-test.mjs", "1024");
+}
+
+TEST(openai_client, tool_calls_and_reasoning) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    run_client_script(dir, "tools-test.mjs", "2048", "tiny-qwen3-q4_k_m.gguf",
+                      {"--chat-template", dir + "/chat/templates/Qwen-Qwen3-0.6B.jinja"});
 }

@@ -122,6 +122,52 @@ TEST(toolcall_grammar, named_function_only) {
                                            "\"CDG\", \"destination\": \"HND\", \"passengers\": []}}\n</tool_call>"));
 }
 
+// XML formats write string parameters raw: a length bound counts characters other than '<'.
+TEST(toolcall_grammar, xml_string_length_bounds) {
+    const ordered_json tools = ordered_json::parse(R"([{"type": "function", "function": {"name": "f",
+      "parameters": {"type": "object", "properties": {"s": {"type": "string", "minLength": 2, "maxLength": 4}},
+      "required": ["s"]}}}])");
+    toolcall::call_grammar_result r = toolcall::call_grammar(family::qwen3_coder_xml, tools, {});
+    ASSERT_TRUE(r.ok()) << r.error;
+    const auto call = [](const std::string & v) {
+        return "<tool_call>\n<function=f>\n<parameter=s>\n" + v + "\n</parameter>\n</function>\n</tool_call>";
+    };
+    EXPECT_TRUE(grammar_recognize(r.value, call("ab")));
+    EXPECT_TRUE(grammar_recognize(r.value, call("\xC3\xA9t\xC3\xA9s")));  // 4 characters, 6 bytes
+    EXPECT_TRUE(grammar_recognize(r.value, call("a\nb")));
+    EXPECT_FALSE(grammar_recognize(r.value, call("a")));
+    EXPECT_FALSE(grammar_recognize(r.value, call("abcde")));
+    EXPECT_FALSE(grammar_recognize(r.value, call("a<b")));
+    EXPECT_EQ(toolcall::parse(family::qwen3_coder_xml, call("\xC3\xA9t\xC3\xA9s"), {tools}).tool_calls.at(0).arguments["s"],
+              "\xC3\xA9t\xC3\xA9s");
+}
+
+// optional_calls: free text first, calls held to the schema only from the family's marker on.
+TEST(toolcall_grammar, optional_calls_after_free_text) {
+    toolcall::call_grammar_options o;
+    o.optional_calls = true;
+    o.parallel = true;
+    toolcall::call_grammar_result r = toolcall::call_grammar(family::hermes, parallel_tools(), o);
+    ASSERT_TRUE(r.ok()) << r.error;
+    const std::string call = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}\n</tool_call>";
+    EXPECT_TRUE(grammar_recognize(r.value, ""));
+    EXPECT_TRUE(grammar_recognize(r.value, "Any text at all, <tool or tool_call> included."));
+    EXPECT_TRUE(grammar_recognize(r.value, "Let me look.\n" + call));
+    EXPECT_TRUE(grammar_recognize(r.value, "<tool" + call + "\n" + call));
+    EXPECT_FALSE(grammar_recognize(r.value, "Let me look.\n<tool_call>\n{\"name\": \"nope\"}\n</tool_call>"));
+    EXPECT_FALSE(grammar_recognize(r.value, "Let me look.\n" + call + " and more text"));
+    const toolcall::message m = toolcall::parse(family::hermes, "Let me look.\n" + call, {parallel_tools()});
+    EXPECT_EQ(m.content, "Let me look.");
+    ASSERT_EQ(m.tool_calls.size(), 1u);
+    EXPECT_EQ(m.tool_calls[0].arguments["location"], "Paris");
+    for (family f : supported()) {
+        SCOPED_TRACE(std::string(toolcall::family_name(f)));
+        const bool marked = !toolcall::call_grammar_marker(f).empty();
+        EXPECT_EQ(toolcall::call_grammar(f, parallel_tools(), o).ok(), marked);
+        EXPECT_EQ(marked, f != family::generic && f != family::llama3_json && f != family::gpt_oss_harmony);
+    }
+}
+
 TEST(toolcall_grammar, generic_forms) {
     toolcall::call_grammar_options o;
     toolcall::call_grammar_result one = toolcall::call_grammar(family::generic, parallel_tools(), o);

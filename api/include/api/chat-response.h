@@ -16,11 +16,23 @@
 //   if (req.include_usage) write(sse_data(chat_usage_chunk_to_json(meta, usage)));
 //   write(sse_done());
 //
-// JSON: choices [{"index","message":{"role":"assistant","content"},"logprobs": null |
-// {"content":[{"token","logprob","bytes","top_logprobs":[{"token","logprob","bytes"}]}]},
-// "finish_reason"}] and "usage". Chunk deltas: role → {"role":"assistant","content":""},
-// content → {"content": piece}, finish → {} with the finish reason; chunks carry "usage": null,
-// the usage chunk "choices": []. Log-probabilities that are not finite are written as -9999.0.
+//   // a reasoning piece, and a tool call: first its id and name, then pieces of its arguments
+//   write(sse_data(chat_chunk_to_json(meta, {.index = 0, .kind = chat_delta_kind::reasoning, .content = piece})));
+//   write(sse_data(chat_chunk_to_json(meta, {.index = 0, .kind = chat_delta_kind::tool_call,
+//                                            .call = {.index = 0, .id = "call_…", .name = "get_weather"}})));
+//   write(sse_data(chat_chunk_to_json(meta, {.index = 0, .kind = chat_delta_kind::tool_call,
+//                                            .call = {.index = 0, .arguments = "{\"location\": "}})));
+//
+// JSON: choices [{"index","message":{"role":"assistant","content","reasoning_content",
+// "tool_calls"},"logprobs": null | {"content":[{"token","logprob","bytes","top_logprobs":
+// [{"token","logprob","bytes"}]}]}, "finish_reason"}] and "usage". The message's content is null
+// when it is empty and there are tool calls; reasoning_content appears only when non-empty,
+// tool_calls only when there are any: [{"id","type":"function","function":{"name","arguments"}}].
+// Chunk deltas: role → {"role":"assistant","content":""}, content → {"content": piece},
+// reasoning → {"reasoning_content": piece}, tool_call → {"tool_calls":[{"index","id","type":
+// "function","function":{"name","arguments"}}]} (id, type and name only in a call's first delta),
+// finish → {} with the finish reason; chunks carry "usage": null, the usage chunk "choices": [].
+// Log-probabilities that are not finite are written as -9999.0.
 // Serialisation never throws; invalid UTF-8 in text becomes U+FFFD ("bytes" keeps the truth).
 #pragma once
 
@@ -42,9 +54,18 @@ struct chat_token_logprob {
     std::vector<chat_top_logprob> top = {};  // top_logprobs alternatives, best first
 };
 
+// A tool call the model made.
+struct chat_tool_call {
+    std::string id = {};
+    std::string name = {};
+    std::string arguments = "{}";  // JSON text of the arguments object
+};
+
 struct chat_choice {
     int32_t index = 0;
     std::string content = {};
+    std::string reasoning_content = {};            // "" when none
+    std::vector<chat_tool_call> tool_calls = {};
     std::optional<std::vector<chat_token_logprob>> logprobs = std::nullopt;  // JSON null
     api_finish_reason finish_reason = api_finish_reason::none;
 };
@@ -55,13 +76,23 @@ struct chat_response {
     api_usage usage = {};
 };
 
-enum class chat_delta_kind { role, content, finish };
+enum class chat_delta_kind { role, content, reasoning, tool_call, finish };
+
+// A piece of a streamed tool call: the first of a call has its id and name (and arguments ""),
+// the later ones only fragments of its arguments' JSON text.
+struct chat_tool_call_delta {
+    int32_t index = 0;  // the call's place among the choice's calls: 0, 1, …
+    std::string id = {};
+    std::string name = {};
+    std::string arguments = {};
+};
 
 struct chat_chunk {
     int32_t index = 0;
     chat_delta_kind kind = chat_delta_kind::content;
-    std::string content = {};                                 // kind content
-    std::optional<std::vector<chat_token_logprob>> logprobs = std::nullopt;  // kind content
+    std::string content = {};                                 // kinds content and reasoning
+    std::optional<std::vector<chat_token_logprob>> logprobs = std::nullopt;  // kinds content, reasoning, tool_call
+    chat_tool_call_delta call = {};                           // kind tool_call
     api_finish_reason finish_reason = api_finish_reason::none;  // kind finish
 };
 

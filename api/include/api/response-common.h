@@ -17,10 +17,11 @@
 #include <string_view>
 
 // Why a choice ended: none while it is still streaming (JSON null), stop (end-of-generation
-// token or a stop string), length (max_tokens or the end of the context).
-enum class api_finish_reason { none, stop, length };
+// token or a stop string), length (max_tokens or the end of the context), tool_calls (a chat
+// answer that ended after calling tools).
+enum class api_finish_reason { none, stop, length, tool_calls };
 
-// "stop", "length", or "" for none.
+// "stop", "length", "tool_calls", or "" for none.
 const char * api_finish_reason_name(api_finish_reason r);
 
 struct api_usage {

@@ -53,6 +53,8 @@ struct server_config {
     std::string alias;               // --alias: the model id the API shows; "" = file name
     std::string chat_template;       // --chat-template: "" = the model's own template
     std::string chat_template_kwargs = "{}";  // --chat-template-kwargs: a JSON object's text
+    bool reasoning_split = true;     // --reasoning-format: auto (true) splits thinking into
+                                     // reasoning_content; none (false) leaves it in content
     int ctx_size = 0;                // -c/--ctx-size: KV cache cells; 0 = the model's trained length
     int parallel = 4;                // -np/--parallel: slots decoded together (1..256)
     int threads = 0;                 // -t/--threads: compute threads; config_parse sets the

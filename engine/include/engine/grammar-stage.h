@@ -17,9 +17,12 @@ class vocab;
 class tokenizer;
 
 // The model's vocabulary for the grammar engine: each token's piece as the output shows it
-// (tokenizer::token_to_piece), control tokens special (never allowed), the model's
-// end-of-generation tokens allowed where the grammar accepts.
-std::shared_ptr<const grammar_vocab> grammar_vocab_from_model(const vocab & v, const tokenizer & tok);
+// (tokenizer::token_to_piece), the model's end-of-generation tokens allowed where the grammar
+// accepts. Control tokens are special (never allowed), unless control_as_text: then each one that
+// does not end generation is its text ("<|channel|>", "<tool_call>"), for output read with
+// control tokens rendered (tool-call formats whose markers are control tokens).
+std::shared_ptr<const grammar_vocab> grammar_vocab_from_model(const vocab & v, const tokenizer & tok,
+                                                              bool control_as_text = false);
 
 // The stage (name "grammar"). apply() forbids every token the grammar does not allow next;
 // accept() follows the grammar (false for a token it does not allow).

@@ -198,6 +198,9 @@ public:
     bool vocab_only() const { return vocab_only_; }
     // tokenizer.chat_template, "" when absent.
     const std::string & chat_template() const { return chat_template_; }
+    // A named variant, tokenizer.chat_template.NAME ("tool_use", "rag"); "" when absent or not a
+    // string.
+    std::string chat_template_named(std::string_view name) const;
     // "llama 256x4 Q4_K_M"-style one-line description; parameter count and weight bytes.
     std::string description() const;
     // The file's general.file_type as quantizers name it ("Q4_K_M", "Q8_0", "F16", "BF16", …);

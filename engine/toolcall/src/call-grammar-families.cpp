@@ -92,6 +92,19 @@ std::string harmony(cg_builder & b) {
 
 }  // namespace
 
+std::string_view cg_family_marker(family f) {
+    switch (f) {
+        case family::hermes:
+        case family::qwen3_coder_xml: return "<tool_call>";
+        case family::mistral: return "[TOOL_CALLS]";
+        case family::deepseek_v3_1:
+        case family::deepseek_r1: return "<｜tool▁calls▁begin｜>";
+        case family::kimi: return "<|tool_calls_section_begin|>";
+        case family::functionary_v3_1: return "<function=";
+        default: return "";
+    }
+}
+
 bool cg_family_supported(family f) {
     switch (f) {
         case family::hermes:

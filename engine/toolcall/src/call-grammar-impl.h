@@ -83,5 +83,6 @@ std::string cg_repeat(const std::string & one, const std::string & sep, bool par
 // with b's error set / unsupported (returns "" with b.error() empty when the family is not covered).
 std::string cg_family_calls(family f, cg_builder & b, bool parallel);
 bool cg_family_supported(family f);
+std::string_view cg_family_marker(family f);
 
 }  // namespace toolcall::detail

@@ -7,6 +7,7 @@
 #include "grammar/json-schema.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 namespace toolcall {
@@ -166,6 +167,18 @@ std::string cg_builder::raw_value(const std::string & prefix, const json & schem
         for (size_t k = 0; k < values.size(); ++k) body += (k ? " | " : " ") + cg_lit(values[k]);
         return body + " ) " + end;
     }
+    // A length bound (minLength / maxLength, in characters): that many characters other than
+    // '<' (so the value cannot hold its closing tag).
+    const auto bound = [&schema](const char * key) -> std::optional<uint64_t> {
+        if (!schema.contains(key) || !schema[key].is_number_unsigned()) return std::nullopt;
+        return schema[key].get<uint64_t>();
+    };
+    const std::optional<uint64_t> lo = bound("minLength"), hi = bound("maxLength");
+    if (lo || hi) {
+        std::string counted = "[^<]{" + std::to_string(lo.value_or(0)) + ",";
+        if (hi) counted += std::to_string(std::max(*hi, lo.value_or(0)));
+        return counted + "} " + end;
+    }
     // Text without "</parameter>", ended by the format's newline and closing tag.
     return text_until(prefix + "raw", "</parameter>", end);
 }
@@ -272,6 +285,8 @@ std::vector<cg_tool> collect_tools(const json & tools, const call_grammar_option
 
 bool call_grammar_supported(family f) { return detail::cg_family_supported(f); }
 
+std::string_view call_grammar_marker(family f) { return detail::cg_family_marker(f); }
+
 call_grammar_result call_grammar(family f, const nlohmann::ordered_json & tools, const call_grammar_options & o) {
     call_grammar_result res;
     if (!detail::cg_family_supported(f)) {
@@ -288,8 +303,18 @@ call_grammar_result call_grammar(family f, const nlohmann::ordered_json & tools,
                                : "tool-call grammar failed for family '" + std::string(family_name(f)) + "'";
         return res;
     }
-    const std::string lead = f == family::gpt_oss_harmony ? "" : "lead-ws ";
-    res.gbnf = "root ::= " + reason + lead + calls + "\nlead-ws ::= [ \\n]{0,3}\n" + b.text();
+    std::string body = (f == family::gpt_oss_harmony ? "" : "lead-ws ") + calls;
+    if (o.optional_calls) {
+        const std::string_view marker = detail::cg_family_marker(f);
+        if (marker.empty()) {
+            res.error = "optional tool calls need a call marker, and family '" + std::string(family_name(f)) +
+                        "' has none";
+            return res;
+        }
+        // Content (text without the marker), then the calls or nothing.
+        body = b.text_until("content", marker, "(" + calls + ")?");
+    }
+    res.gbnf = "root ::= " + reason + body + "\nlead-ws ::= [ \\n]{0,3}\n" + b.text();
     grammar_parse_result p = grammar_parse_gbnf(res.gbnf);
     if (!p.ok()) {
         res.error = "internal error: tool-call grammar does not parse: " + p.error.to_string();

@@ -42,7 +42,7 @@
 //
 // Constrained output (gen_request::grammar set): the request's sampler gets a grammar stage
 // (engine/grammar-stage.h) over the model's vocabulary as the grammar engine sees it (built once,
-// at the first such request), so every token keeps the output inside the grammar; each request
+// at the first such request; a second one with control tokens as text for grammar_control_text), so every token keeps the output inside the grammar; each request
 // (each choice of an API request) has its own stage, and a preempted request keeps it. The
 // request finishes with `stop` when the output is complete (no byte can follow), when the grammar
 // allows nothing more, or at an end-of-generation token (allowed only where the output is a
@@ -111,6 +111,9 @@ struct gen_request {
                                   // log-probabilities with that many alternatives per token
     sampling_params sampling;
     std::shared_ptr<const grammar_program> grammar;  // nullptr: unconstrained (grammar/token-mask.h)
+    // The grammar reads control tokens that do not end generation as their text (tool-call
+    // markers such as "<|channel|>"; the sink then renders them too), instead of forbidding them.
+    bool grammar_control_text = false;
     std::shared_ptr<gen_sink> sink;
 };
 

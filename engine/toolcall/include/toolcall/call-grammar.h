@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <string_view>
 
 namespace toolcall {
 
@@ -40,6 +41,11 @@ struct call_grammar_options {
     // The prompt already opened the reasoning block (prompt_opens_reasoning): the output starts
     // with its free text and closing marker. Implies allow_reasoning.
     bool reasoning_open = false;
+    // Calls only where the model starts one (tool_choice "auto" with strict schemas): free text,
+    // read as content, may come first and the calls may not come at all; from the family's call
+    // marker (call_grammar_marker) on, the output is held to the calls. Only for families whose
+    // calls start with a marker; an error for the others.
+    bool optional_calls = false;
     // Arguments must match each tool's schema; a schema the JSON Schema compiler cannot compile
     // is an error naming the tool. When false, such a tool's arguments are any JSON object
     // instead (a tool's own `"strict": true` makes it strict anyway). Compilable schemas are
@@ -56,6 +62,9 @@ struct call_grammar_result {
 
 // Whether call_grammar supports the family.
 bool call_grammar_supported(family f);
+// The text a family's calls start with ("<tool_call>", "[TOOL_CALLS]", …), which optional_calls
+// waits for; "" for families whose calls have none (generic and Llama 3 JSON, gpt-oss).
+std::string_view call_grammar_marker(family f);
 
 // tools: the request's `tools` ([{"type": "function", "function": {"name", "parameters"}}]).
 // Errors: an unsupported family ("tool-call grammar not supported for family 'glm'"), no tools,
