@@ -80,6 +80,30 @@ bool apply_reasoning_format(server_config & c, std::string_view v, std::string *
     return true;
 }
 
+bool apply_pooling(server_config & c, std::string_view v, std::string * err) {
+    for (const char * p : {"none", "mean", "cls", "last", "rank"}) {
+        if (v == p) {
+            c.pooling = std::string(v);
+            return true;
+        }
+    }
+    *err = config_quote(v) + " is not a pooling type (none, mean, cls, last or rank)";
+    return false;
+}
+
+// l2 (or 2, llama-server's number for it) | none (or -1).
+bool apply_embd_normalize(server_config & c, std::string_view v, std::string * err) {
+    if (v == "l2" || v == "2") {
+        c.embd_normalize = true;
+    } else if (v == "none" || v == "-1") {
+        c.embd_normalize = false;
+    } else {
+        *err = config_quote(v) + " is not a normalization (l2 or none)";
+        return false;
+    }
+    return true;
+}
+
 std::string no_default(const server_config &) { return ""; }
 
 // --- the table ------------------------------------------------------------------------------
@@ -113,6 +137,19 @@ const config_flag k_flags[] = {
      "none: it stays in content as generated; a request's reasoning_format overrides it",
      true, false, false, config_flag_action::set, apply_reasoning_format, nullptr,
      [](const server_config & d) { return std::string(d.reasoning_split ? "auto" : "none"); }},
+    {"Model and engine", "embeddings", "", nullptr, "INFERD_EMBEDDINGS",
+     "serve POST /v1/embeddings (and /v1/rerank for reranking models) beside generation; on by itself for "
+     "encoder-only models",
+     true, false, false, config_flag_action::set,
+     [](server_config & c, std::string_view v, std::string * e) { return config_parse_bool(v, &c.embeddings, e); },
+     nullptr, [](const server_config & d) { return std::string(d.embeddings ? "on" : "off"); }},
+    {"Model and engine", "pooling", "", "TYPE", "INFERD_POOLING",
+     "how an input's token states become its embedding: none, mean, cls, last or rank (default: the model's "
+     "pooling_type, else last for decoder models)",
+     true, false, false, config_flag_action::set, apply_pooling, nullptr, no_default},
+    {"Model and engine", "embd-normalize", "", "NORM", "INFERD_EMBD_NORMALIZE",
+     "embeddings returned L2-normalized (l2) or raw (none)", true, false, false, config_flag_action::set,
+     apply_embd_normalize, nullptr, [](const server_config & d) { return std::string(d.embd_normalize ? "l2" : "none"); }},
     {"Model and engine", "ctx-size", "-c", "N", "INFERD_CTX_SIZE",
      "KV cache size in tokens, shared by all slots; 0 = the model's trained context", true, false, false,
      config_flag_action::set,

@@ -31,6 +31,16 @@ float hparams_reader::f32(std::string_view key) const {
 
 float hparams_reader::f32_or(std::string_view key, float def) const { return has(key) ? f32(key) : def; }
 
+bool hparams_reader::bool_or(std::string_view key, bool def) const {
+    if (!has(key)) return def;
+    const std::string k = full(key);
+    bool b = false;
+    if (md_.get_bool(k, &b)) return b;
+    uint64_t v = 0;
+    if (md_.get_uint(k, &v) && v <= 1) return v != 0;
+    throw model_load_error(missing(k));
+}
+
 bool hparams_reader::u32_array(std::string_view key, std::vector<uint32_t> & out) const {
     const gguf_value * v = md_.find(full(key));
     if (!v || !v->is_array()) return false;
@@ -57,8 +67,9 @@ std::string llm_tensor_name(int il, const char * suffix) { return "blk." + std::
 
 namespace {
 
-const llm_arch_def * const k_archs[] = {&llm_arch_llama, &llm_arch_qwen2,  &llm_arch_qwen3, &llm_arch_qwen3moe,
-                                        &llm_arch_gemma2, &llm_arch_gemma3, &llm_arch_phi3,  &llm_arch_gpt2};
+const llm_arch_def * const k_archs[] = {&llm_arch_llama,  &llm_arch_qwen2,  &llm_arch_qwen3, &llm_arch_qwen3moe,
+                                        &llm_arch_gemma2, &llm_arch_gemma3, &llm_arch_phi3,  &llm_arch_gpt2,
+                                        &llm_arch_bert};
 
 }  // namespace
 
@@ -80,6 +91,30 @@ const char * llm_arch_name(llm_arch arch) {
         if (d->arch == arch) return d->name;
     }
     return "?";
+}
+
+const char * pooling_type_name(pooling_type p) {
+    switch (p) {
+        case pooling_type::none: return "none";
+        case pooling_type::mean: return "mean";
+        case pooling_type::cls: return "cls";
+        case pooling_type::last: return "last";
+        case pooling_type::rank: return "rank";
+        case pooling_type::unspecified: break;
+    }
+    return "unspecified";
+}
+
+void llm_load_embd_hparams(const hparams_reader & r, model_hparams & hp) {
+    if (r.has("pooling_type")) {
+        const uint32_t p = r.u32("pooling_type");
+        if (p > uint32_t(pooling_type::rank)) {
+            throw model_load_error("unsupported pooling_type " + std::to_string(p) +
+                                   " (0 none, 1 mean, 2 cls, 3 last, 4 rank)");
+        }
+        hp.pooling = pooling_type(p);
+    }
+    hp.causal_attn = r.bool_or("attention.causal", hp.causal_attn);
 }
 
 bool model_hparams::has_swa() const {

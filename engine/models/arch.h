@@ -1,9 +1,8 @@
 // engine/models/arch.h — what one architecture file provides (internal to the engine).
 //
-// Each file under engine/models/ (llama, qwen2, qwen3, qwen3moe, gpt2, gemma2, gemma3, phi3) defines
-// one llm_arch_def:
-// how to read its hyper-parameters, which tensors it needs (with their shapes), and how to build
-// its compute graph on the shared graph builder (graph-builder.h).
+// Each file under engine/models/ (llama, qwen2, qwen3, qwen3moe, gpt2, gemma2, gemma3, phi3, bert)
+// defines one llm_arch_def: how to read its hyper-parameters, which tensors it needs (with their
+// shapes), and how to build its compute graph on the shared graph builder (graph-builder.h).
 #pragma once
 
 #include "engine/model.h"
@@ -25,6 +24,7 @@ public:
     uint32_t u32_or(std::string_view key, uint32_t def) const;
     float f32(std::string_view key) const;                        // required
     float f32_or(std::string_view key, float def) const;
+    bool bool_or(std::string_view key, bool def) const;
     std::string str_or(std::string_view key, std::string def) const;
     bool has(std::string_view key) const;
     // An array of bools or integers (one per layer); false when the key is absent or not such an array.
@@ -48,6 +48,18 @@ public:
     // The output matrix when the file ties it to the token embeddings: tok_embd itself, or a
     // copy of it on the output layer's device.
     virtual ggml_tensor * create_tied_output(ggml_tensor * tok_embd) = 0;
+    // The file's size of dimension dim of a tensor (1 past its dimensions); -1 when it has no
+    // such tensor. For sizes that only the tensor tells (classification outputs, token types).
+    virtual int64_t file_ne(const std::string & name, int dim) const = 0;
+};
+
+// What a graph yields, as the context asks for it (graph_shape::embd): logits
+// [n_vocab, n_outputs]; or token embeddings [n_embd, n_outputs] (the last hidden states after
+// the final norm, pooling none) or pooled embeddings [n_embd_out, n_seqs]. The others nullptr.
+struct graph_result {
+    ggml_tensor * logits = nullptr;
+    ggml_tensor * embd = nullptr;
+    ggml_tensor * embd_pooled = nullptr;
 };
 
 // "blk.<il>.<suffix>"
@@ -58,8 +70,8 @@ struct llm_arch_def {
     const char * name;  // general.architecture value
     void (*load_hparams)(const hparams_reader & r, model_hparams & hp);
     void (*create_tensors)(tensor_creator & c, const model_hparams & hp, model_weights & w);
-    // Logits [n_vocab, n_outputs] of the ubatch described by the builder.
-    ggml_tensor * (*build_graph)(graph_builder & b);
+    // The result of the ubatch described by the builder (graph_builder::build_output).
+    graph_result (*build_graph)(graph_builder & b);
 };
 
 extern const llm_arch_def llm_arch_llama;
@@ -70,6 +82,7 @@ extern const llm_arch_def llm_arch_qwen3moe;
 extern const llm_arch_def llm_arch_gemma2;
 extern const llm_arch_def llm_arch_gemma3;
 extern const llm_arch_def llm_arch_phi3;
+extern const llm_arch_def llm_arch_bert;
 
 // nullptr for an architecture not implemented here.
 const llm_arch_def * llm_arch_find(std::string_view name);
@@ -82,6 +95,9 @@ void llm_load_common_hparams(const hparams_reader & r, model_hparams & hp, const
 // RoPE keys: rope.dimension_count, rope.freq_base, rope.scaling.{type,factor,
 // original_context_length,attn_factor}, rope.scale_linear, YaRN betas.
 void llm_load_rope_hparams(const hparams_reader & r, model_hparams & hp);
+// Embeddings keys of every architecture: pooling_type and attention.causal (the latter keeps
+// what load_hparams set when absent).
+void llm_load_embd_hparams(const hparams_reader & r, model_hparams & hp);
 // Mixture-of-experts keys: expert_count, expert_used_count and the experts' width
 // (expert_feed_forward_length, else feed_forward_length). Nothing when expert_count is absent or 0.
 void llm_load_moe_hparams(const hparams_reader & r, model_hparams & hp);
@@ -105,4 +121,4 @@ void llm_create_llama_like_tensors(tensor_creator & c, const model_hparams & hp,
 // with with_qk_norm); the graph.
 void llm_load_gemma_scales(const hparams_reader & r, model_hparams & hp, uint32_t n_layer_27b);
 void llm_create_gemma_tensors(tensor_creator & c, const model_hparams & hp, model_weights & w, bool with_qk_norm);
-ggml_tensor * llm_build_gemma(graph_builder & b);
+graph_result llm_build_gemma(graph_builder & b);

@@ -71,7 +71,7 @@ void llm_create_gemma_tensors(tensor_creator & c, const model_hparams & hp, mode
     }
 }
 
-ggml_tensor * llm_build_gemma(graph_builder & b) {
+graph_result llm_build_gemma(graph_builder & b) {
     const model_hparams & hp = b.hp;
     ggml_context * ctx = b.ctx();
     ggml_tensor * x = b.build_inp_embd(b.w.tok_embd);  // [n_embd, n_tokens], times sqrt(n_embd)

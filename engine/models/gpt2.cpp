@@ -42,7 +42,7 @@ void gpt2_create_tensors(tensor_creator & c, const model_hparams & hp, model_wei
     }
 }
 
-ggml_tensor * gpt2_build_graph(graph_builder & b) {
+graph_result gpt2_build_graph(graph_builder & b) {
     const model_hparams & hp = b.hp;
     ggml_context * ctx = b.ctx();
     const int64_t n_tokens = b.shape.n_tokens;

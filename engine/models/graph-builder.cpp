@@ -28,7 +28,9 @@ graph_builder::graph_builder(const model & m, const graph_caches & caches, ggml_
         in.kv_idx_swa = new_input(ctx_, GGML_TYPE_I64, shape.n_tokens, 0, "inp_kv_idx_swa");
         in.mask_swa = new_input(ctx_, GGML_TYPE_F32, shape.n_kv_swa, shape.n_tokens, "inp_kq_mask_swa");
     }
-    if (shape.n_outputs != shape.n_tokens) {
+    if (shape.embd) create_embd_inputs();
+    const bool rows_out = !shape.embd || shape.pooling == pooling_type::none;
+    if (rows_out && shape.n_outputs != shape.n_tokens) {
         in.out_ids = new_input(ctx_, GGML_TYPE_I32, shape.n_outputs, 0, "inp_out_ids");
     }
 }
@@ -98,6 +100,16 @@ ggml_tensor * graph_builder::soft_cap(ggml_tensor * x, float cap) {
     return ggml_scale(ctx_, ggml_tanh(ctx_, ggml_scale(ctx_, x, 1.0f / cap)), cap);
 }
 
+// softmax(scale * kq + mask) with the scores soft-capped first when the model caps them.
+ggml_tensor * graph_builder::build_soft_max(ggml_tensor * kq, ggml_tensor * mask) {
+    const float scale = hp.kq_scale();
+    if (hp.attn_softcap > 0.0f) {
+        kq = soft_cap(ggml_scale(ctx_, kq, scale), hp.attn_softcap);
+        return ggml_soft_max_ext(ctx_, kq, mask, 1.0f);
+    }
+    return ggml_soft_max_ext(ctx_, kq, mask, scale);
+}
+
 ggml_tensor * graph_builder::build_attn_scores(ggml_tensor * q, ggml_tensor * kview, ggml_tensor * vview,
                                                ggml_tensor * mask) {
     const float scale = hp.kq_scale();
@@ -107,13 +119,7 @@ ggml_tensor * graph_builder::build_attn_scores(ggml_tensor * q, ggml_tensor * kv
         ggml_tensor * o = ggml_flash_attn_ext(ctx_, qp, kview, vview, mask, scale, hp.attn_softcap);
         return ggml_reshape_2d(ctx_, o, int64_t(hp.n_embd_head_v) * hp.n_head, n_tokens);  // [head_v * n_head, n_tokens]
     }
-    ggml_tensor * kq = ggml_mul_mat(ctx_, kview, qp);  // [n_kv, n_tokens, n_head]
-    if (hp.attn_softcap > 0.0f) {
-        kq = soft_cap(ggml_scale(ctx_, kq, scale), hp.attn_softcap);
-        kq = ggml_soft_max_ext(ctx_, kq, mask, 1.0f);
-    } else {
-        kq = ggml_soft_max_ext(ctx_, kq, mask, scale);
-    }
+    ggml_tensor * kq = build_soft_max(ggml_mul_mat(ctx_, kview, qp), mask);  // [n_kv, n_tokens, n_head]
     if (vview->type == GGML_TYPE_F16) {
         // The weights meet an F16 V in F16 precision (products accumulated in F32), as the
         // reference engines' attention does.
@@ -128,6 +134,11 @@ ggml_tensor * graph_builder::build_attn_scores(ggml_tensor * q, ggml_tensor * kv
 
 ggml_tensor * graph_builder::build_attn(int il, ggml_tensor * q, ggml_tensor * k, ggml_tensor * v,
                                         ggml_tensor * wo, ggml_tensor * bo) {
+    if (shape.embd) {  // no KV cache: each sequence of the ubatch attends to itself
+        ggml_tensor * o = build_attn_seqs(il, q, k, v);  // [n_head * head_v, n_tokens]
+        ggml_format_name(o, "attn_out-%d", il);
+        return build_linear(o, wo, bo);
+    }
     const int64_t n_tokens = shape.n_tokens;
     const bool swa = hp.is_swa(uint32_t(il));
     const kv_cache & kv = swa ? *caches_.swa : *caches_.full;
@@ -193,17 +204,20 @@ ggml_tensor * graph_builder::build_ffn_moe(ggml_tensor * x, const model_layer & 
     return out;  // [n_embd, n_tokens]
 }
 
-ggml_tensor * graph_builder::build_output(ggml_tensor * x, norm_kind kind) {
+graph_result graph_builder::build_output(ggml_tensor * x, norm_kind kind) {
+    if (shape.embd) return build_embd_result(build_norm(x, w.output_norm, w.output_norm_b, kind));
     if (in.out_ids) x = ggml_get_rows(ctx_, x, in.out_ids);  // [n_embd, n_outputs]
     x = build_norm(x, w.output_norm, w.output_norm_b, kind);
     ggml_tensor * logits = ggml_mul_mat(ctx_, w.output, x);  // [n_vocab, n_outputs]
     if (hp.final_softcap > 0.0f) logits = soft_cap(logits, hp.final_softcap);
     ggml_set_name(logits, "logits");
     ggml_set_output(logits);
-    return logits;
+    graph_result r;
+    r.logits = logits;
+    return r;
 }
 
-ggml_tensor * llm_build_llama_like(graph_builder & b) {
+graph_result llm_build_llama_like(graph_builder & b) {
     const model_hparams & hp = b.hp;
     ggml_context * ctx = b.ctx();
     ggml_tensor * x = b.build_inp_embd(b.w.tok_embd);  // [n_embd, n_tokens]

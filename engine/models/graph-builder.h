@@ -6,12 +6,18 @@
 // (token ids, positions, KV cell indices for set_rows, the attention masks, output row ids) and
 // offers the shared blocks: embeddings, norms, RoPE, attention through the KV cache,
 // feed-forward (dense or mixture of experts), output. An architecture's build_graph
-// (engine/models/*.cpp) strings them together and returns the logits [n_vocab, n_outputs].
+// (engine/models/*.cpp) strings them together and returns its graph_result (arch.h): the logits
+// [n_vocab, n_outputs].
+//
+// Embeddings graphs (shape.embd; graph-embd.cpp) have no KV cache: the ubatch holds whole
+// sequences, each attending to itself only, and build_output returns the normed hidden states
+// (pooling none) or their pooling per sequence instead of logits.
 #pragma once
 
 #include "engine/kv-cache.h"
 #include "engine/model.h"
 #include "ggml/ggml.h"
+#include "models/arch.h"
 
 #include <cstdint>
 
@@ -21,6 +27,15 @@ struct graph_shape {
     uint32_t n_kv = 0;        // cells attention covers in the full cache (a multiple of the padding)
     uint32_t n_kv_swa = 0;    // the same in the sliding-window cache (0 when there is none)
     bool flash_attn = false;  // the fused attention op instead of mul_mat + softmax + mul_mat
+    // Embeddings graphs: n_seqs whole sequences, consecutive in the ubatch, each in position
+    // order; attention runs per sequence over attn_len slots (the longest sequence's length) —
+    // with attn_gather (some sequence is shorter) the rows are gathered into the slots and back,
+    // the unused slots masked. n_outputs: the rows kept with pooling none (0 otherwise).
+    bool embd = false;
+    pooling_type pooling = pooling_type::none;
+    int32_t n_seqs = 0;
+    int32_t attn_len = 0;
+    bool attn_gather = false;
     bool operator==(const graph_shape &) const = default;
 };
 
@@ -32,6 +47,13 @@ struct graph_inputs {
     ggml_tensor * kv_idx_swa = nullptr;  // the same for the sliding-window cache (or nullptr)
     ggml_tensor * mask_swa = nullptr;    // F32 [n_kv_swa, n_tokens]
     ggml_tensor * out_ids = nullptr;     // I32 [n_outputs]: rows that want logits (nullptr: all)
+    // embeddings graphs
+    ggml_tensor * attn_mask = nullptr;      // F32 [attn_len, attn_len, 1, n_seqs]: per sequence
+    ggml_tensor * attn_mask_swa = nullptr;  // the same within the sliding window (models with one)
+    ggml_tensor * attn_rows = nullptr;      // I32 [attn_len * n_seqs]: the row of each slot (attn_gather)
+    ggml_tensor * attn_slots = nullptr;     // I32 [n_tokens]: the slot of each row (attn_gather)
+    ggml_tensor * pool_mean = nullptr;      // F32 [n_tokens, n_seqs]: 1 / length where a row is the sequence's
+    ggml_tensor * pool_rows = nullptr;      // I32 [n_seqs]: the row cls, last and rank pooling take
 };
 
 // The KV caches a graph writes and attends over: the full one (layers that see every cell) and
@@ -91,10 +113,24 @@ public:
     // (SwiGLU each), their outputs summed with the chosen weights renormalized to sum 1.
     ggml_tensor * build_ffn_moe(ggml_tensor * x, const model_layer & l);
     // Keeps the rows that want logits, applies the output norm and the output matrix (and the
-    // final soft-cap): logits [n_vocab, n_outputs] (marked as a graph output).
-    ggml_tensor * build_output(ggml_tensor * x, norm_kind kind);
+    // final soft-cap): logits [n_vocab, n_outputs] (marked as a graph output). Embeddings
+    // graphs: the output norm, then build_embd_result.
+    graph_result build_output(ggml_tensor * x, norm_kind kind);
+    // Embeddings graphs, from the final hidden states h [n_embd, n_tokens] (after the final
+    // norm): the kept rows [n_embd, n_outputs] (pooling none) or the pooled vectors
+    // [n_embd_out, n_seqs] (mean: a matmul with pool_mean; cls, last: the rows of pool_rows;
+    // rank: the cls row through the classification head), marked as a graph output.
+    graph_result build_embd_result(ggml_tensor * h);
 
 private:
+    // graph-embd.cpp: the embeddings inputs; q, k or v as per-sequence slots; attention of
+    // each sequence over itself.
+    void create_embd_inputs();
+    ggml_tensor * build_seq_slots(ggml_tensor * t, int64_t head_dim, int64_t n_heads);
+    ggml_tensor * build_attn_seqs(int il, ggml_tensor * q, ggml_tensor * k, ggml_tensor * v);
+
+    // softmax(scale * kq + mask), soft-capped first when the model caps its scores.
+    ggml_tensor * build_soft_max(ggml_tensor * kq, ggml_tensor * mask);
     ggml_tensor * build_attn_scores(ggml_tensor * q, ggml_tensor * k_cache_view, ggml_tensor * v_cache_view,
                                     ggml_tensor * mask);
     ggml_tensor * soft_cap(ggml_tensor * x, float cap);
@@ -111,5 +147,5 @@ ggml_rope_params llm_rope_params(const model_hparams & hp, uint32_t il);
 ggml_tensor * llm_rope_factors(const model_hparams & hp, const model_weights & w, uint32_t n_ctx);
 
 // Decoder blocks of the llama family (llama, Mixtral, qwen2, qwen3, qwen3moe): RMSNorm, Q/K/V
-// (optional biases and per-head norms), RoPE, attention, SwiGLU or experts. Returns logits.
-ggml_tensor * llm_build_llama_like(graph_builder & b);
+// (optional biases and per-head norms), RoPE, attention, SwiGLU or experts.
+graph_result llm_build_llama_like(graph_builder & b);

@@ -63,7 +63,7 @@ graph_builder::qkv phi3_build_qkv(graph_builder & b, uint32_t il, ggml_tensor * 
     return {b.build_rope(q, il), b.build_rope(k, il), v};
 }
 
-ggml_tensor * phi3_build_graph(graph_builder & b) {
+graph_result phi3_build_graph(graph_builder & b) {
     const model_hparams & hp = b.hp;
     ggml_context * ctx = b.ctx();
     const int64_t n_tokens = b.shape.n_tokens, n_ff = hp.n_ff;

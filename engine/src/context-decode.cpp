@@ -25,8 +25,10 @@ bool context::impl::build_graph(const graph_shape & shape) {
     if (!graph.ctx) return false;
     graph.gf = ggml_new_graph_custom(graph.ctx.get(), graph_size);
     graph_builder b(m, caches(), graph.ctx.get(), graph.gf, shape);
-    graph.logits = arch->build_graph(b);
-    ggml_build_forward_expand(graph.gf, graph.logits);
+    graph.out = arch->build_graph(b);
+    for (ggml_tensor * t : {graph.out.logits, graph.out.embd, graph.out.embd_pooled}) {
+        if (t) ggml_build_forward_expand(graph.gf, t);
+    }
     graph.in = b.in;
     graph.shape = shape;
     graph.valid = true;
@@ -41,6 +43,7 @@ void context::impl::reserve_worst_case() {
     worst.n_kv = kv ? kv->size() : 0;
     worst.n_kv_swa = kv_swa ? kv_swa->size() : 0;
     worst.flash_attn = params.flash_attn;
+    if (params.embeddings) worst = embd_worst_shape();
     if (!build_graph(worst) || !sched->reserve(graph.gf)) {
         throw std::runtime_error("context: cannot reserve compute buffers for n_ubatch " +
                                  std::to_string(params.n_ubatch) + " and n_ctx " + std::to_string(params.n_ctx));
@@ -184,7 +187,7 @@ int context::impl::decode_ubatch(const llm_batch & b, size_t begin, size_t end, 
         const size_t i = begin + size_t(out_ids[j]);
         if (!b.logits[i]) continue;
         const size_t row = size_t(next_row++);
-        ggml_backend_tensor_get(graph.logits, logits.data() + row * n_vocab, j * n_vocab * sizeof(float),
+        ggml_backend_tensor_get(graph.out.logits, logits.data() + row * n_vocab, j * n_vocab * sizeof(float),
                                 n_vocab * sizeof(float));
         output_row[i] = int32_t(row);
     }
@@ -212,6 +215,7 @@ void context::impl::set_cache_inputs(const llm_batch & b, size_t begin, int32_t 
 int context::decode(const llm_batch & b) {
     impl & s = *impl_;
     s.error.clear();
+    if (s.params.embeddings) return s.decode_embd(b);
     if (!s.validate(b)) return decode_invalid;
     const size_t n = b.size();
     if (s.kv && size_t(s.kv->size() - s.kv->used()) < n) {

@@ -4,6 +4,7 @@
 #include "engine/context.h"
 #include "models/arch.h"
 #include "models/graph-builder.h"
+#include "models/graph-embd.h"
 #include "scheduler/scheduler.h"
 
 #include <memory>
@@ -14,7 +15,7 @@ struct context_graph {
     ggml_context_ptr ctx;
     ggml_cgraph * gf = nullptr;
     graph_inputs in;
-    ggml_tensor * logits = nullptr;
+    graph_result out;
     bool valid = false;
 };
 
@@ -42,6 +43,16 @@ struct context::impl {
     std::vector<float> mask, mask_swa;
     std::vector<int32_t> out_ids;
 
+    // ---- embeddings contexts (context-embd.cpp) ----
+    pooling_type pooling = pooling_type::none;  // in effect
+    embd_mask_rules mask_rules;
+    std::unique_ptr<kv_cache> kv_empty;  // what kv() reports: one cell, never used
+    std::vector<float> embd;             // pooling none: [rows, n_embd] of the last decode (output_row)
+    std::vector<float> embd_seq;         // pooled: [n_seq_max, n_embd_out] of the last decode
+    std::vector<uint8_t> seq_done;       // [n_seq_max]: the sequence was in the last decode
+    std::vector<embd_ubatch> ubatches;
+    embd_input_scratch embd_scratch;
+
     impl(const model & mm, const context_params & p) : m(mm), params(p) {}
 
     int fail(int status, std::string msg) {
@@ -49,6 +60,14 @@ struct context::impl {
         return status;
     }
     bool validate(const llm_batch & b);
+    void create_kv_caches();
+    void init_embd();
+    int32_t n_embd_out() const;
+    uint32_t embd_max_seq_len() const;
+    graph_shape embd_worst_shape() const;
+    bool embd_plan(const llm_batch & b);
+    int decode_embd(const llm_batch & b);
+    int decode_embd_ubatch(const embd_ubatch & ub, int32_t & next_row);
     bool build_graph(const graph_shape & shape);
     int decode_ubatch(const llm_batch & b, size_t begin, size_t end, int32_t & next_row);
     bool apply_kv_shift();
@@ -62,7 +81,7 @@ struct context::impl {
         if (kv_swa) f(*kv_swa);
     }
     // The cache the public accessors report on: the full one, else the sliding-window one.
-    kv_cache & main_cache() const { return kv ? *kv : *kv_swa; }
+    kv_cache & main_cache() const { return kv ? *kv : kv_swa ? *kv_swa : *kv_empty; }
     graph_caches caches() const { return {kv.get(), kv_swa.get(), params.n_ctx}; }
     int place_ubatch(const llm_batch & b, size_t begin, size_t end);
     void reserve_worst_case();

@@ -15,6 +15,7 @@ void check_params(const model & m, context_params & p) {
     const model_hparams & hp = m.hparams();
     if (m.vocab_only()) throw std::runtime_error("context: the model was loaded vocabulary-only");
     if (p.n_ctx == 0) p.n_ctx = std::min<uint32_t>(hp.n_ctx_train, 4096);
+    if (!hp.use_rope && p.n_ctx > hp.n_ctx_train && p.embeddings) p.n_ctx = hp.n_ctx_train;  // the longest sequence
     if (!hp.use_rope && p.n_ctx > hp.n_ctx_train) {
         throw std::runtime_error("context: n_ctx " + std::to_string(p.n_ctx) + " exceeds the " +
                                  std::to_string(hp.n_ctx_train) + " learned positions of this model");
@@ -40,6 +41,11 @@ void check_params(const model & m, context_params & p) {
     if (ggml_blck_size(p.type_v) > 1 && m.hparams().n_embd_head_v % ggml_blck_size(p.type_v) != 0) {
         throw std::runtime_error("context: the head size is not a multiple of the V cache type's block");
     }
+    if (!p.embeddings && !m.weights().output) {
+        throw std::runtime_error(std::string("context: this ") + llm_arch_name(hp.arch) +
+                                 " model has no output layer for logits (create the context with embeddings = true)");
+    }
+    if (p.causal < -1 || p.causal > 1) throw std::runtime_error("context: causal must be -1, 0 or 1");
 }
 
 }  // namespace
@@ -49,41 +55,51 @@ context::context(const model & m, const context_params & params) : impl_(std::ma
     check_params(m, s.params);
     s.arch = llm_arch_find(llm_arch_name(m.hparams().arch));
     s.start_backends();
+    if (s.params.embeddings) {
+        s.init_embd();
+    } else {
+        s.create_kv_caches();
+    }
 
     const model_hparams & hp = m.hparams();
-    kv_cache_params kp;
-    kp.n_ctx = s.params.n_ctx;
-    kp.n_layer = hp.n_layer;
-    kp.n_embd_k_gqa = hp.n_embd_k_gqa();
-    kp.n_embd_v_gqa = hp.n_embd_v_gqa();
-    kp.type_k = s.params.type_k;
-    kp.type_v = s.params.type_v;
-    kp.n_seq_max = s.params.n_seq_max;
-    // Each layer's K and V on the device of its weights.
-    for (uint32_t il = 0; il < hp.n_layer; ++il) {
-        ggml_backend_device_i * dev = m.layer_device(il);
-        kp.layer_buft.push_back(dev ? dev->buffer_type() : nullptr);
-    }
-    for (uint32_t il = 0; il < hp.n_layer; ++il) (hp.is_swa(il) ? s.swa_layers : s.full_layers).push_back(il);
-    if (!s.full_layers.empty()) {
-        kp.layers = s.full_layers;
-        s.kv = std::make_unique<kv_cache>(kp, s.cpu->device()->buffer_type());
-    }
-    if (!s.swa_layers.empty()) {
-        // Each sequence keeps at most its window, plus the ubatch being computed.
-        kp.layers = s.swa_layers;
-        kp.n_swa = hp.n_swa;
-        kp.n_ctx = kv_swa_cells(hp.n_swa, s.params.n_seq_max, s.params.n_ubatch, s.params.kv_pad, s.params.n_ctx);
-        s.kv_swa = std::make_unique<kv_cache>(kp, s.cpu->device()->buffer_type());
-    }
-
-    s.graph_size = std::max<size_t>(GGML_DEFAULT_GRAPH_SIZE, size_t(hp.n_layer) * 48 + 64);
+    // embeddings graphs gather and scatter around each attention
+    s.graph_size = std::max<size_t>(GGML_DEFAULT_GRAPH_SIZE, size_t(hp.n_layer) * (s.params.embeddings ? 80 : 48) + 64);
     ggml_sched_params sp;
     for (auto & b : s.backends) sp.backends.push_back({b.get(), nullptr});
     sp.graph_size = s.graph_size;
     sp.op_offload = s.params.op_offload;
     s.sched = std::make_unique<ggml_scheduler>(sp);
     s.reserve_worst_case();
+}
+
+// The KV caches: one for the layers that attend to every cell, one for the sliding-window layers.
+void context::impl::create_kv_caches() {
+    const model_hparams & hp = m.hparams();
+    kv_cache_params kp;
+    kp.n_ctx = params.n_ctx;
+    kp.n_layer = hp.n_layer;
+    kp.n_embd_k_gqa = hp.n_embd_k_gqa();
+    kp.n_embd_v_gqa = hp.n_embd_v_gqa();
+    kp.type_k = params.type_k;
+    kp.type_v = params.type_v;
+    kp.n_seq_max = params.n_seq_max;
+    // Each layer's K and V on the device of its weights.
+    for (uint32_t il = 0; il < hp.n_layer; ++il) {
+        ggml_backend_device_i * dev = m.layer_device(il);
+        kp.layer_buft.push_back(dev ? dev->buffer_type() : nullptr);
+    }
+    for (uint32_t il = 0; il < hp.n_layer; ++il) (hp.is_swa(il) ? swa_layers : full_layers).push_back(il);
+    if (!full_layers.empty()) {
+        kp.layers = full_layers;
+        kv = std::make_unique<kv_cache>(kp, cpu->device()->buffer_type());
+    }
+    if (!swa_layers.empty()) {
+        // Each sequence keeps at most its window, plus the ubatch being computed.
+        kp.layers = swa_layers;
+        kp.n_swa = hp.n_swa;
+        kp.n_ctx = kv_swa_cells(hp.n_swa, params.n_seq_max, params.n_ubatch, params.kv_pad, params.n_ctx);
+        kv_swa = std::make_unique<kv_cache>(kp, cpu->device()->buffer_type());
+    }
 }
 
 // The model's GPU devices first (every GPU found when large batches may be offloaded, else
@@ -109,6 +125,7 @@ const std::string & context::last_error() const { return impl_->error; }
 
 const float * context::logits(int32_t i) const {
     const impl & s = *impl_;
+    if (s.params.embeddings) return nullptr;
     if (i < 0 || size_t(i) >= s.output_row.size() || s.output_row[size_t(i)] < 0) return nullptr;
     return s.logits.data() + size_t(s.output_row[size_t(i)]) * size_t(n_vocab());
 }

@@ -119,6 +119,12 @@ ggml_tensor * model_loader::create_tied_output(ggml_tensor * tok_embd) {
     return t;
 }
 
+int64_t model_loader::file_ne(const std::string & name, int dim) const {
+    const gguf_tensor_info * info = m_.file_->find_tensor(name);
+    if (!info || dim < 0 || dim >= GGML_MAX_DIMS) return -1;
+    return info->ne[dim];
+}
+
 void model_loader::bind_data() {
     const gguf_file & f = *m_.file_;
     if (!f.has_tensor_data()) throw model_load_error("the file's tensor data cannot be read");

@@ -28,6 +28,7 @@ public:
     ggml_tensor * create(const std::string & name, std::initializer_list<int64_t> ne, int il) override;
     ggml_tensor * create_optional(const std::string & name, std::initializer_list<int64_t> ne, int il) override;
     ggml_tensor * create_tied_output(ggml_tensor * tok_embd) override;
+    int64_t file_ne(const std::string & name, int dim) const override;
 
     const layer_bytes & bytes() const { return bytes_; }
     void bind_data();

@@ -72,6 +72,7 @@ void model::place_and_load(model & m, const llm_arch_def & def, const model_para
     }
     model_loader loader(m, pl, gpus);
     def.create_tensors(loader, m.hparams_, m.weights_);
+    if (m.weights_.cls_out) m.hparams_.n_cls_out = uint32_t(m.weights_.cls_out->ne[1]);
     loader.report_unused();
     loader.bind_data();
 }
@@ -98,7 +99,9 @@ std::unique_ptr<model> model::load(const std::string & path, const model_params 
             throw model_load_error("unknown architecture '" + arch_name + "' (supported: " + llm_arch_list() + ")");
         }
         m->hparams_.arch = def->arch;
-        def->load_hparams(hparams_reader(m->file_->metadata(), arch_name), m->hparams_);
+        const hparams_reader reader(m->file_->metadata(), arch_name);
+        def->load_hparams(reader, m->hparams_);
+        llm_load_embd_hparams(reader, m->hparams_);
         m->hparams_.n_vocab = m->vocab_.n_tokens();
         if (m->hparams_.n_vocab <= 0) throw model_load_error("the model has no vocabulary (tokenizer.ggml.tokens)");
         m->registry_ = std::make_unique<ggml_backend_registry>(ggml_backend_registry_default());

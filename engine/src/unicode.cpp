@@ -1,6 +1,7 @@
 // engine/src/unicode.cpp — UTF-8 and category lookups for the tokenizers.
 #include "unicode.h"
 
+#include <algorithm>
 #include <array>
 
 namespace inferd::unicode {
@@ -28,6 +29,37 @@ bool is_whitespace(uint32_t cp) {
             return true;
         default:
             return cp >= 0x2000 && cp <= 0x200A;
+    }
+}
+
+bool is_nonspacing_mark(uint32_t cp) {
+    const unicode_span * end = unicode_nonspacing_marks + unicode_nonspacing_marks_count;
+    const unicode_span * it = std::upper_bound(unicode_nonspacing_marks, end, cp,
+                                               [](uint32_t c, const unicode_span & s) { return c < s.first; });
+    return it != unicode_nonspacing_marks && cp <= (it - 1)->last;
+}
+
+void fold_lowercase_strip_accents(uint32_t cp, std::vector<uint32_t> * out) {
+    // Hangul syllables: leading consonant, vowel and (unless none) trailing consonant.
+    constexpr uint32_t s_base = 0xAC00, l_base = 0x1100, v_base = 0x1161, t_base = 0x11A7;
+    constexpr uint32_t v_count = 21, t_count = 28, s_count = 19 * v_count * t_count;
+    if (cp >= s_base && cp < s_base + s_count) {
+        const uint32_t s = cp - s_base;
+        out->push_back(l_base + s / (v_count * t_count));
+        out->push_back(v_base + (s % (v_count * t_count)) / t_count);
+        if (s % t_count != 0) out->push_back(t_base + s % t_count);
+        return;
+    }
+    if (is_nonspacing_mark(cp)) return;
+    const unicode_fold * end = unicode_folds + unicode_folds_count;
+    const unicode_fold * it =
+        std::lower_bound(unicode_folds, end, cp, [](const unicode_fold & f, uint32_t c) { return f.cp < c; });
+    if (it == end || it->cp != cp) {
+        out->push_back(cp);
+        return;
+    }
+    for (uint32_t c : it->to) {
+        if (c != 0) out->push_back(c);
     }
 }
 

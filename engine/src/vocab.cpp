@@ -169,12 +169,16 @@ bool vocab::load(const gguf_metadata & md, std::string * error) {
         add_space_prefix_ = true;
     } else if (model_ == "gpt2") {
         type_ = vocab_type::bpe;
+    } else if (model_ == "bert") {
+        type_ = vocab_type::wpm;
+        add_bos_ = true;  // [CLS]
+        add_eos_ = true;  // [SEP]
     } else if (model_ == "no_vocab" || model_ == "none") {
         type_ = vocab_type::none;
         return true;
     } else {
         return fail(error, "vocab: unsupported tokenizer.ggml.model '" + model_ +
-                               "' (supported: llama, gpt2)");
+                               "' (supported: llama, gpt2, bert)");
     }
     if (const gguf_value * pre = md.find("tokenizer.ggml.pre")) {
         if (!pre->get_string()) return fail(error, "vocab: tokenizer.ggml.pre is not a string");
@@ -261,10 +265,17 @@ bool vocab::load_merges(const gguf_metadata & md, std::string * error) {
 
 bool vocab::load_special_ids(const gguf_metadata & md, std::string * error) {
     const int32_t n = n_tokens();
+    auto id_if_present = [n](int32_t id) { return id < n ? id : -1; };
     if (type_ == vocab_type::spm) {  // SentencePiece defaults
-        unk_ = n > 0 ? 0 : -1;
-        bos_ = n > 1 ? 1 : -1;
-        eos_ = n > 2 ? 2 : -1;
+        unk_ = id_if_present(0);
+        bos_ = id_if_present(1);
+        eos_ = id_if_present(2);
+    } else if (type_ == vocab_type::wpm) {  // BERT's
+        pad_ = id_if_present(0);
+        unk_ = id_if_present(100);
+        cls_ = id_if_present(101);
+        sep_ = id_if_present(102);
+        mask_ = id_if_present(103);
     }
     const bool ok = read_optional_id(md, "tokenizer.ggml.bos_token_id", n, &bos_, error) &&
                     read_optional_id(md, "tokenizer.ggml.eos_token_id", n, &eos_, error) &&
@@ -273,9 +284,20 @@ bool vocab::load_special_ids(const gguf_metadata & md, std::string * error) {
                     read_optional_id(md, "tokenizer.ggml.padding_token_id", n, &pad_, error) &&
                     read_optional_id(md, "tokenizer.ggml.seperator_token_id", n, &sep_, error) &&
                     read_optional_id(md, "tokenizer.ggml.separator_token_id", n, &sep_, error) &&
+                    read_optional_id(md, "tokenizer.ggml.cls_token_id", n, &cls_, error) &&
+                    read_optional_id(md, "tokenizer.ggml.mask_token_id", n, &mask_, error) &&
                     read_optional_bool(md, "tokenizer.ggml.add_bos_token", &add_bos_, error) &&
                     read_optional_bool(md, "tokenizer.ggml.add_eos_token", &add_eos_, error) &&
                     read_optional_bool(md, "tokenizer.ggml.add_space_prefix", &add_space_prefix_, error);
+    if (ok && type_ == vocab_type::wpm) {  // [CLS] text [SEP] (see vocab.h)
+        // A file that names its [CLS] / [SEP] as bos / eos only.
+        if (!md.find("tokenizer.ggml.cls_token_id") && md.find("tokenizer.ggml.bos_token_id")) cls_ = bos_;
+        const bool sep_key =
+            md.find("tokenizer.ggml.seperator_token_id") || md.find("tokenizer.ggml.separator_token_id");
+        if (!sep_key && md.find("tokenizer.ggml.eos_token_id")) sep_ = eos_;
+        bos_ = cls_;
+        eos_ = sep_;
+    }
     return ok;
 }
 
@@ -293,6 +315,7 @@ void vocab::build_lookups() {
         byte_tokens_[b] = id;
     }
     for (int32_t id = 0; id < n_tokens(); ++id) {
+        max_token_size_ = std::max(max_token_size_, token_text(id).size());
         const bool matched = is_special(id) || token_type(id) == vocab_token_type::unknown;
         if (matched && !token_text(id).empty()) special_by_length_.push_back(id);
     }

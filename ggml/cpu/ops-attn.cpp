@@ -1,8 +1,9 @@
 // FLASH_ATTN_EXT: fused attention with an online softmax (see ggml_flash_attn_ext in ggml.h).
 //
-// Work is cut into units: a block of kv heads (gb; more than one only when their query rows
-// are few, as in decode, so that a unit reads whole cache rows), a block of their query heads
-// (hb per kv head), a block of query rows (qb) and a range of KV cells (a chunk). The unit's
+// Work is cut into units: a batch entry (dim 3: independent problems of one shape), a block of
+// kv heads (gb; more than one only when their query rows are few, as in decode, so that a unit
+// reads whole cache rows), a block of their query heads (hb per kv head), a block of query rows
+// (qb) and a range of KV cells (a chunk). The unit's
 // (query, head) "rows" of one kv head share every K/V row they read: each tile of up to
 // k_tile visible cells is converted to F32 once (rows zero-padded to 16 floats) and then used
 // by all those rows (the K/V rows of one kv head at a time, so that the tile stays in L1).
@@ -43,6 +44,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 struct attn_plan {
     int64_t d = 0, dv = 0, dp = 0, dvp = 0;
     int64_t n_q = 0, n_head = 0, n_head_kv = 0, n_kv = 0, hpg = 0;  // hpg: heads per kv head
+    int64_t n_batch = 1;             // dim 3 of q, k, v and dst
     int64_t hb = 0, qb = 0, gb = 1;  // query heads (of one kv head), query rows, kv heads per unit
     int64_t n_hblk = 0, n_qblk = 0, n_gblk = 0;
     int64_t n_chunks = 1, chunk_cells = 0;
@@ -64,13 +66,16 @@ attn_plan attn_make_plan(const ggml_tensor * dst, int nth) {
     pl.n_head = q->ne[2];
     pl.n_head_kv = k->ne[2];
     pl.n_kv = k->ne[1];
+    pl.n_batch = q->ne[3];
     pl.hpg = pl.n_head / pl.n_head_kv;
     pl.hb = std::min(pl.hpg, k_rows_max);
     pl.n_hblk = ceil_div(pl.hpg, pl.hb);
     pl.qb = std::clamp<int64_t>(k_rows_max / pl.hb, 1, std::max<int64_t>(pl.n_q, 1));
     // About four units per thread: smaller query blocks first, then chunks of the cells.
     const int64_t want = nth > 1 ? 4 * int64_t(nth) : 1;
-    auto units_without_chunks = [&] { return ceil_div(pl.n_head_kv, pl.gb) * pl.n_hblk * ceil_div(pl.n_q, pl.qb); };
+    auto units_without_chunks = [&] {
+        return pl.n_batch * ceil_div(pl.n_head_kv, pl.gb) * pl.n_hblk * ceil_div(pl.n_q, pl.qb);
+    };
     while (pl.qb > 1 && units_without_chunks() < want) pl.qb = (pl.qb + 1) / 2;
     pl.n_qblk = ceil_div(pl.n_q, pl.qb);
     // Few rows per kv head (decode): a unit takes several kv heads, so that it reads whole
@@ -92,7 +97,7 @@ attn_plan attn_make_plan(const ggml_tensor * dst, int nth) {
     const int64_t seg = rows * pl.dp + rows * k_tile + rows * pl.dvp + 2 * rows + k_tile * (pl.dp + pl.dvp) +
                         pl.qb * k_tile + 2 * k_tile + pl.dvp + pl.n_chunks;
     pl.thread_floats = size_t(seg) + 16 * 10;  // + alignment slack of the ten segments
-    if (pl.n_chunks > 1) pl.partial_floats = size_t(pl.n_chunks * pl.n_q * pl.n_head * (pl.dvp + 2));
+    if (pl.n_chunks > 1) pl.partial_floats = size_t(pl.n_chunks * pl.n_batch * pl.n_q * pl.n_head * (pl.dvp + 2));
     return pl;
 }
 
@@ -152,6 +157,7 @@ attn_scratch attn_scratch_of(const ggml_compute_params & p, const attn_plan & pl
 // The unit's coordinates. Row r of a unit = (query ii, kv head g0 + gi, query head hh of its block):
 // r = (ii * ng + gi) * nh + hh, and the query head is (g0 + gi) * hpg + h_off + hh.
 struct attn_unit {
+    int64_t b = 0;              // batch entry
     int64_t g0 = 0, ng = 0;     // kv heads [g0, g0 + ng)
     int64_t h_off = 0, nh = 0;  // query heads [h_off, h_off + nh) of each kv head's group
     int64_t i0 = 0, ni = 0;  // query rows [i0, i0 + ni)
@@ -165,7 +171,9 @@ attn_unit attn_unit_of(const attn_plan & pl, int64_t u) {
     const int64_t qblk = u % pl.n_qblk;
     u /= pl.n_qblk;
     const int64_t hblk = u % pl.n_hblk;
-    un.g0 = u / pl.n_hblk * pl.gb;
+    u /= pl.n_hblk;
+    un.b = u / pl.n_gblk;
+    un.g0 = u % pl.n_gblk * pl.gb;
     un.ng = std::min(pl.gb, pl.n_head_kv - un.g0);
     un.h_off = hblk * pl.hb;
     un.nh = std::min(pl.hb, pl.hpg - un.h_off);
@@ -176,8 +184,9 @@ attn_unit attn_unit_of(const attn_plan & pl, int64_t u) {
     return un;
 }
 
-const char * attn_mask_row(const ggml_tensor * mask, int64_t i) {
-    return static_cast<const char *>(mask->data) + size_t(i) * mask->nb[1];
+// Mask row of query i of batch entry b (a mask with one entry serves every b).
+const char * attn_mask_row(const ggml_tensor * mask, int64_t i, int64_t b) {
+    return static_cast<const char *>(mask->data) + size_t(i) * mask->nb[1] + size_t(b % mask->ne[3]) * mask->nb[3];
 }
 
 // Whether mask element j of a mask row is not -inf (F16 -inf is the one pattern 0xfc00).
@@ -200,7 +209,7 @@ int64_t attn_gather_tile(const attn_args & a, const attn_unit & un, const attn_s
         for (; n < k_tile && *j < un.c1; ++*j) sc.cells[n++] = *j;
         return n;
     }
-    const char * row0 = attn_mask_row(a.mask, un.i0);
+    const char * row0 = attn_mask_row(a.mask, un.i0, un.b);
     const size_t nb1 = a.mask->nb[1];
     for (; n < k_tile && *j < un.c1; ++*j) {
         bool visible = false;
@@ -218,7 +227,7 @@ void attn_load_mask_tile(const attn_args & a, const attn_unit & un, const attn_s
     const bool consecutive = sc.cells[n - 1] - sc.cells[0] == n - 1;
     const size_t es = ggml_type_size(a.mask->type);
     for (int64_t ii = 0; ii < un.ni; ++ii) {
-        const char * row = attn_mask_row(a.mask, un.i0 + ii);
+        const char * row = attn_mask_row(a.mask, un.i0 + ii, un.b);
         float * mt = sc.mt + ii * k_tile;
         if (consecutive) {
             a.mask_to_f32(row + size_t(sc.cells[0]) * es, mt, n);
@@ -228,10 +237,11 @@ void attn_load_mask_tile(const attn_args & a, const attn_unit & un, const attn_s
     }
 }
 
-// Rows of kv head g of t (K or V) for the n cells, as F32 rows of dp floats (zero-padded).
-void attn_load_rows(const attn_args & a, const ggml_tensor * t, ggml_to_float_fn to_f32, int64_t g,
+// Rows of kv head g of batch entry b of t (K or V) for the n cells, as F32 rows of dp floats
+// (zero-padded).
+void attn_load_rows(const attn_args & a, const ggml_tensor * t, ggml_to_float_fn to_f32, int64_t g, int64_t b,
                     const int64_t * cells, int64_t n, float * y, int64_t dp) {
-    const uint8_t * base = static_cast<const uint8_t *>(t->data) + size_t(g) * t->nb[2];
+    const uint8_t * base = static_cast<const uint8_t *>(t->data) + size_t(g) * t->nb[2] + size_t(b) * t->nb[3];
     const int64_t d = t->ne[0];
     if (t->type == GGML_TYPE_F16) {
         a.fa->rows_f16_to_f32(base, t->nb[1], cells, n, d, y, dp);
@@ -250,9 +260,10 @@ void attn_load_rows(const attn_args & a, const ggml_tensor * t, ggml_to_float_fn
 
 // K and V rows of kv head g for the tile's cells as F32 (padding zeroed; K rows up to a
 // multiple of 16). One kv head at a time keeps the tile in L1 for the rows that use it.
-void attn_load_tile(const attn_args & a, const attn_plan & pl, const attn_scratch & sc, int64_t g, int64_t n) {
-    attn_load_rows(a, a.k, a.k_to_f32, g, sc.cells, n, sc.kt, pl.dp);
-    attn_load_rows(a, a.v, a.v_to_f32, g, sc.cells, n, sc.vt, pl.dvp);
+void attn_load_tile(const attn_args & a, const attn_plan & pl, const attn_scratch & sc, int64_t g, int64_t b,
+                    int64_t n) {
+    attn_load_rows(a, a.k, a.k_to_f32, g, b, sc.cells, n, sc.kt, pl.dp);
+    attn_load_rows(a, a.v, a.v_to_f32, g, b, sc.cells, n, sc.vt, pl.dvp);
     std::fill(sc.kt + n * pl.dp, sc.kt + pad16(n) * pl.dp, 0.0f);
 }
 
@@ -261,8 +272,8 @@ void attn_load_tile(const attn_args & a, const attn_plan & pl, const attn_scratc
 void attn_prefetch_tile(const attn_args & a, const attn_unit & un, int64_t g, int64_t j) {
     const size_t k_bytes = ggml_row_size(a.k->type, a.k->ne[0]);
     const size_t v_bytes = ggml_row_size(a.v->type, a.v->ne[0]);
-    const char * kb = static_cast<const char *>(a.k->data) + size_t(g) * a.k->nb[2];
-    const char * vb = static_cast<const char *>(a.v->data) + size_t(g) * a.v->nb[2];
+    const char * kb = static_cast<const char *>(a.k->data) + size_t(g) * a.k->nb[2] + size_t(un.b) * a.k->nb[3];
+    const char * vb = static_cast<const char *>(a.v->data) + size_t(g) * a.v->nb[2] + size_t(un.b) * a.v->nb[3];
     for (const int64_t end = std::min(un.c1, j + k_tile); j < end; ++j) {
         const char * kr = kb + size_t(j) * a.k->nb[1];
         const char * vr = vb + size_t(j) * a.v->nb[1];
@@ -301,7 +312,7 @@ void attn_unit_init(const attn_args & a, const attn_plan & pl, const attn_unit &
         for (int64_t gi = 0; gi < un.ng; ++gi) {
             for (int64_t hh = 0; hh < un.nh; ++hh) {
                 float * qr = sc.q + ((ii * un.ng + gi) * un.nh + hh) * pl.dp;
-                load_elems_f32(a.q, row_ptr(a.q, un.i0 + ii, attn_unit_head(pl, un, gi, hh), 0), qr, pl.d, *a.cv);
+                load_elems_f32(a.q, row_ptr(a.q, un.i0 + ii, attn_unit_head(pl, un, gi, hh), un.b), qr, pl.d, *a.cv);
                 std::fill(qr + pl.d, qr + pl.dp, 0.0f);
             }
         }
@@ -315,11 +326,14 @@ float * attn_partial_acc(const ggml_compute_params & p, const attn_plan & pl, in
     return static_cast<float *>(p.wdata) + (pair * pl.n_chunks + chunk) * pl.dvp;
 }
 float * attn_partial_ml(const ggml_compute_params & p, const attn_plan & pl, int64_t pair, int64_t chunk) {
-    return static_cast<float *>(p.wdata) + pl.n_q * pl.n_head * pl.n_chunks * pl.dvp + 2 * (pair * pl.n_chunks + chunk);
+    return static_cast<float *>(p.wdata) + pl.n_batch * pl.n_q * pl.n_head * pl.n_chunks * pl.dvp +
+           2 * (pair * pl.n_chunks + chunk);
 }
 
-float * attn_dst_row(const ggml_tensor * dst, int64_t i, int64_t h) {
-    return reinterpret_cast<float *>(static_cast<char *>(dst->data) + size_t(h) * dst->nb[1] + size_t(i) * dst->nb[2]);
+// (query, head) pairs are numbered (b * n_q + i) * n_head + h.
+float * attn_dst_row(const ggml_tensor * dst, int64_t i, int64_t h, int64_t b) {
+    return reinterpret_cast<float *>(static_cast<char *>(dst->data) + size_t(h) * dst->nb[1] + size_t(i) * dst->nb[2] +
+                                     size_t(b) * dst->nb[3]);
 }
 
 // The unit's results: normalised into dst, or its chunk's (m, l, acc) into the partials.
@@ -330,14 +344,14 @@ void attn_unit_finish(const ggml_compute_params & p, const attn_args & a, const 
         const int64_t i = un.i0 + ii, h = attn_unit_head(pl, un, gi, hh);
         const float * acc = sc.acc + r * pl.dvp;
         if (pl.n_chunks > 1) {
-            const int64_t pair = i * pl.n_head + h;
+            const int64_t pair = (un.b * pl.n_q + i) * pl.n_head + h;
             std::memcpy(attn_partial_acc(p, pl, pair, un.chunk), acc, size_t(pl.dvp) * sizeof(float));
             float * ml = attn_partial_ml(p, pl, pair, un.chunk);
             ml[0] = sc.m[r];
             ml[1] = sc.l[r];
             continue;
         }
-        float * out = attn_dst_row(a.dst, i, h);
+        float * out = attn_dst_row(a.dst, i, h, un.b);
         if (sc.l[r] > 0.0f) {
             a.vec->scale(acc, 1.0f / sc.l[r], 0.0f, out, pl.dv);
         } else {
@@ -356,7 +370,7 @@ void attn_run_unit(const ggml_compute_params & p, const attn_args & a, const att
         if (n == 0) continue;
         if (a.mask) attn_load_mask_tile(a, un, sc, n);
         for (int64_t gi = 0; gi < un.ng; ++gi) {
-            attn_load_tile(a, pl, sc, un.g0 + gi, n);
+            attn_load_tile(a, pl, sc, un.g0 + gi, un.b, n);
             attn_prefetch_tile(a, un, un.g0 + gi, j);
             for (int64_t ii = 0; ii < un.ni; ++ii) {
                 for (int64_t hh = 0; hh < un.nh; ++hh) attn_row_tile(a, pl, sc, (ii * un.ng + gi) * un.nh + hh, ii, n);
@@ -374,7 +388,7 @@ void attn_reduce_pairs(const ggml_compute_params & p, const attn_args & a, const
         const float * ml = attn_partial_ml(p, pl, pair, 0);
         float big = -INFINITY;
         for (int64_t c = 0; c < pl.n_chunks; ++c) big = std::max(big, ml[2 * c]);
-        float * out = attn_dst_row(a.dst, pair / pl.n_head, pair % pl.n_head);
+        float * out = attn_dst_row(a.dst, pair / pl.n_head % pl.n_q, pair % pl.n_head, pair / (pl.n_head * pl.n_q));
         float l = 0.0f;
         if (big != -INFINITY) {
             for (int64_t c = 0; c < pl.n_chunks; ++c) {
@@ -510,7 +524,7 @@ void ggml_cpu_op_flash_attn_ext(const ggml_compute_params & p, ggml_tensor * dst
     });
     if (pl.n_chunks == 1) return;
     p.barrier();
-    const int64_t n_pairs = pl.n_q * pl.n_head;
+    const int64_t n_pairs = pl.n_batch * pl.n_q * pl.n_head;
     const int64_t chunk = std::max<int64_t>(1, n_pairs / (4 * int64_t(p.nth)));
     auto reduce = [&](int64_t r0, int64_t r1) { attn_reduce_pairs(p, a, pl, sc.red, r0, r1); };
     ggml_cpu_parallel_for(p, n_pairs, chunk, reduce, 1);

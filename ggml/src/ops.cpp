@@ -227,7 +227,7 @@ ggml_tensor * ggml_flash_attn_ext(ggml_context * ctx, ggml_tensor * q, ggml_tens
     GGML_ASSERT(q->type == GGML_TYPE_F32);
     GGML_ASSERT(kv_type_ok(k->type) && kv_type_ok(v->type));
     GGML_ASSERT(ggml_is_contiguous_rows(k) && ggml_is_contiguous_rows(v));
-    GGML_ASSERT(q->ne[3] == 1 && k->ne[3] == 1 && v->ne[3] == 1);
+    GGML_ASSERT(q->ne[3] >= 1 && k->ne[3] == q->ne[3] && v->ne[3] == q->ne[3]);
     GGML_ASSERT(q->ne[0] > 0 && q->ne[0] == k->ne[0] && v->ne[0] > 0);
     GGML_ASSERT(k->ne[1] == v->ne[1] && k->ne[2] == v->ne[2]);
     GGML_ASSERT(k->ne[2] > 0 && q->ne[2] % k->ne[2] == 0);
@@ -235,9 +235,9 @@ ggml_tensor * ggml_flash_attn_ext(ggml_context * ctx, ggml_tensor * q, ggml_tens
         GGML_ASSERT(mask->type == GGML_TYPE_F32 || mask->type == GGML_TYPE_F16);
         GGML_ASSERT(ggml_is_contiguous_rows(mask));
         GGML_ASSERT(mask->ne[0] == k->ne[1] && mask->ne[1] >= q->ne[1]);
-        GGML_ASSERT(mask->ne[2] == 1 && mask->ne[3] == 1);
+        GGML_ASSERT(mask->ne[2] == 1 && (mask->ne[3] == 1 || mask->ne[3] == q->ne[3]));
     }
-    ggml_tensor * r = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, v->ne[0], q->ne[2], q->ne[1], 1);
+    ggml_tensor * r = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, v->ne[0], q->ne[2], q->ne[1], q->ne[3]);
     r->op = GGML_OP_FLASH_ATTN_EXT;
     r->src[0] = q;
     r->src[1] = k;

@@ -25,6 +25,14 @@ struct batch_job {
     bool wants_prompt_logits() const { return req.prompt_logprobs >= 0 && !prompt_lp_done; }
 };
 
+// An embedding request between submit_embeddings() and its end.
+struct embd_job {
+    embd_request req;
+    std::vector<std::vector<float>> out;  // one vector per input, filled as they are computed
+    size_t next = 0;                      // inputs put into a decode so far
+    size_t done = 0;                      // inputs computed
+};
+
 enum class slot_state { idle, prefill, generate };
 
 struct batch_slot {
@@ -44,12 +52,16 @@ struct batch_slot {
 struct batch_loop::impl {
     const model & m;
     batch_loop_params params;
-    std::unique_ptr<context> ctx;
+    std::unique_ptr<context> ctx;       // generation (nullptr without params.generation)
+    std::unique_ptr<context> embd_ctx;  // embeddings (nullptr without params.embeddings)
+    uint32_t embd_max = 0;              // the longest embedding input
     std::vector<batch_slot> slots;
 
     std::mutex mu;
     std::condition_variable cv;
     std::deque<std::unique_ptr<batch_job>> queue;  // guarded by mu
+    std::deque<std::unique_ptr<embd_job>> embd_queue;    // guarded by mu
+    std::deque<std::unique_ptr<embd_job>> embd_running;  // loop thread only
     bool stopping = false;                          // guarded by mu
     std::thread thread;
     std::function<void(int32_t)> step_observer;
@@ -70,6 +82,14 @@ struct batch_loop::impl {
     std::shared_ptr<const grammar_vocab> model_grammar_vocab(bool control_as_text);  // thread-safe
     void run();
     bool step();  // false when there was nothing to do
+    bool generation_step();
+    bool busy_generating() const;  // a slot has a request
+    // One decode of embedding inputs (at most `budget` tokens, at least one input); false when
+    // none waited.
+    bool embd_step(size_t budget);
+    void embd_fail(const std::string & message);  // every running embedding request ends with it
+    void drop_cancelled_embd();
+    void stop_embd();  // at shutdown: every embedding request ends
     void admit_waiting();
     std::unique_ptr<batch_job> next_admissible_job();
     size_t usable_prefix(const batch_slot & s, const std::vector<int32_t> & input, size_t limit) const;

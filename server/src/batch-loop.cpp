@@ -17,13 +17,37 @@ const char * gen_finish_name(gen_finish f) {
     return "?";
 }
 
+namespace {
+
+// The embeddings context: no KV cache, every input within one ubatch (so a ubatch holds the
+// longest input: the generation context's size, or the model's training context, capped by
+// params.embd_max_tokens), up to n_batch tokens per decode.
+std::unique_ptr<context> make_embd_context(const model & m, const batch_loop_params & params, const context * gen,
+                                           uint32_t * max_tokens) {
+    uint32_t limit = gen ? gen->n_ctx() : (params.ctx.n_ctx > 0 ? params.ctx.n_ctx : m.hparams().n_ctx_train);
+    if (limit == 0) limit = params.embd_max_tokens;
+    *max_tokens = std::max<uint32_t>(1, std::min(limit, params.embd_max_tokens));
+    context_params cp = params.ctx;
+    cp.embeddings = true;
+    cp.pooling = params.pooling;
+    cp.n_seq_max = kv_cache_max_seq;
+    cp.n_ubatch = std::max(*max_tokens, params.ctx.n_ubatch);
+    cp.n_batch = std::max(cp.n_ubatch, params.ctx.n_batch);
+    cp.n_ctx = cp.n_batch;
+    return std::make_unique<context>(m, cp);
+}
+
+}  // namespace
+
 batch_loop::batch_loop(const model & m, const batch_loop_params & params) : impl_(std::make_unique<impl>(m, params)) {
     impl & s = *impl_;
     if (s.params.n_parallel == 0 || s.params.n_parallel > kv_cache_max_seq) {
         throw std::runtime_error("batch loop: the number of slots must be 1.." + std::to_string(kv_cache_max_seq));
     }
+    if (!s.params.generation && !s.params.embeddings) throw std::runtime_error("batch loop: nothing to compute");
     s.params.ctx.n_seq_max = s.params.n_parallel;
-    s.ctx = std::make_unique<context>(m, s.params.ctx);
+    if (s.params.generation) s.ctx = std::make_unique<context>(m, s.params.ctx);
+    if (s.params.embeddings) s.embd_ctx = make_embd_context(m, s.params, s.ctx.get(), &s.embd_max);
     s.slots.resize(s.params.n_parallel);
     for (uint32_t i = 0; i < s.params.n_parallel; ++i) s.slots[i].seq = int32_t(i);
 }
@@ -58,6 +82,7 @@ void batch_loop::stop() {
         u.completion_tokens = int32_t(j->generated.size());
         j->req.sink->on_finished(gen_finish::cancelled, u, "the server is shutting down");
     }
+    s.stop_embd();
     s.update_stats();
 }
 
@@ -68,6 +93,7 @@ bool batch_loop::submit(gen_request r, std::string * why) {
 }
 
 std::string batch_loop::impl::check(const gen_request & r) const {
+    if (!ctx) return "this model does not generate text";
     if (!r.sink) return "no sink";
     if (r.prompt.empty()) return "the prompt is empty";
     if (r.prompt.size() >= ctx->n_ctx()) {
@@ -148,22 +174,39 @@ batch_loop_stats batch_loop::stats() const {
     return st;
 }
 
-uint32_t batch_loop::n_ctx() const { return impl_->ctx->n_ctx(); }
+uint32_t batch_loop::n_ctx() const { return impl_->ctx ? impl_->ctx->n_ctx() : impl_->embd_max; }
+bool batch_loop::has_generation() const { return impl_->ctx != nullptr; }
 uint32_t batch_loop::n_parallel() const { return impl_->params.n_parallel; }
 
 void batch_loop::impl::run() {
     for (;;) {
         {
             std::unique_lock<std::mutex> lk(mu);
-            const bool busy = std::any_of(slots.begin(), slots.end(), [](const batch_slot & s) { return s.job != nullptr; });
-            cv.wait(lk, [&] { return stopping || busy || !queue.empty(); });
+            const bool busy = busy_generating();
+            cv.wait(lk, [&] { return stopping || busy || !queue.empty() || !embd_queue.empty() || !embd_running.empty(); });
             if (stopping) return;
         }
         step();
     }
 }
 
+bool batch_loop::impl::busy_generating() const {
+    return std::any_of(slots.begin(), slots.end(), [](const batch_slot & s) { return s.job != nullptr; });
+}
+
+// A generation step, then (with an embeddings context) one embeddings decode: a generation
+// ubatch's worth of tokens while requests generate, a whole n_batch otherwise.
 bool batch_loop::impl::step() {
+    bool did = ctx && generation_step();
+    if (embd_ctx) {
+        drop_cancelled_embd();
+        const size_t budget = busy_generating() ? params.ctx.n_ubatch : embd_ctx->params().n_batch;
+        did = embd_step(budget) || did;
+    }
+    return did;
+}
+
+bool batch_loop::impl::generation_step() {
     drop_cancelled();
     admit_waiting();
     update_stats();  // the gauges show admitted requests before their first token goes out
@@ -343,7 +386,7 @@ void batch_loop::impl::update_stats() {
     uint32_t running = 0;
     for (const batch_slot & s : slots) running += s.job ? 1 : 0;
     n_running = running;
-    kv_usage = float(ctx->kv().used()) / float(ctx->kv().size());
+    if (ctx) kv_usage = float(ctx->kv().used()) / float(ctx->kv().size());
     std::lock_guard<std::mutex> lk(mu);
     n_waiting = uint32_t(queue.size());
 }

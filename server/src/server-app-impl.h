@@ -2,6 +2,7 @@
 #pragma once
 
 #include "api/error.h"
+#include "api/request-common.h"
 #include "grammar-cache.h"
 #include "engine/model.h"
 #include "server/batch-loop.h"
@@ -44,6 +45,7 @@ struct server_app::impl {
 
     void load_model();
     void load_tool_template(const chat_special_texts & sp);
+    void set_embedding_params(batch_loop_params & bp) const;
     void debug_load_delay();
     void add_routes();
     bool check_auth(const http_request & req, const std::shared_ptr<http_response> & res);
@@ -59,6 +61,22 @@ struct server_app::impl {
 
     void handle_completions(const http_request & req, std::shared_ptr<http_response> res);
     void handle_chat(const http_request & req, std::shared_ptr<http_response> res);
+    void handle_embeddings(const http_request & req, std::shared_ptr<http_response> res);
+    void handle_rerank(const http_request & req, std::shared_ptr<http_response> res);
+    // false after responding 400 when the model does not generate text (an encoder).
+    bool require_generation(const http_request & req, const std::shared_ptr<http_response> & res,
+                            std::chrono::steady_clock::time_point t0);
+
+    // Embedding requests (server-routes-embeddings.cpp).
+    struct embd_reply;
+    std::optional<api_error> embedding_inputs(const std::vector<api_prompt> & prompts, const char * param,
+                                              std::vector<std::vector<int32_t>> * out);
+    std::shared_ptr<embd_reply> embd_reply_for(const http_request & req, const std::shared_ptr<http_response> & res,
+                                               std::chrono::steady_clock::time_point t0, embd_request & r);
+    bool embd_reply_failed(embd_reply & reply, const std::string & error);
+    void embd_reply_ok(embd_reply & reply, std::string body);
+    void submit_embd(const http_request & req, const std::shared_ptr<http_response> & res, embd_request r,
+                     const char * param, std::chrono::steady_clock::time_point t0);
 };
 
 // A random id with a prefix: "cmpl-" + 24 hex digits.

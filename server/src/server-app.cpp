@@ -87,6 +87,26 @@ void server_app::impl::load_tool_template(const chat_special_texts & sp) {
     }
 }
 
+// Embeddings: on with --embeddings, and by themselves for encoder-only models (which have no
+// generation context). Pooling: --pooling, else the model's, else last for decoders (as
+// Qwen3-Embedding is used) and mean for encoders.
+void server_app::impl::set_embedding_params(batch_loop_params & bp) const {
+    const bool encoder = mdl->hparams().arch == llm_arch::bert;
+    bp.generation = !encoder;
+    bp.embeddings = cfg.embeddings || encoder;
+    if (!bp.embeddings) return;
+    pooling_type p = mdl->hparams().pooling;
+    if (p == pooling_type::none || p == pooling_type::unspecified) p = encoder ? pooling_type::mean : pooling_type::last;
+    for (pooling_type q : {pooling_type::none, pooling_type::mean, pooling_type::cls, pooling_type::last, pooling_type::rank}) {
+        if (cfg.pooling == pooling_type_name(q)) p = q;
+    }
+    if (p == pooling_type::none) {
+        throw std::runtime_error("pooling none gives a vector per token, not per input: the server needs mean, cls, "
+                                 "last or rank (--pooling)");
+    }
+    bp.pooling = p;
+}
+
 void server_app::impl::load_model() {
     debug_load_delay();
     try {
@@ -117,7 +137,7 @@ void server_app::impl::load_model() {
         chat = chat_renderer::create(cfg.chat_template, mdl->chat_template(), sp, &note, &err);
         if (!chat) throw std::runtime_error(err);
         template_kwargs = nlohmann::ordered_json::parse(cfg.chat_template_kwargs);  // checked by the flag
-        if (!note.empty()) log->warn("{}", note);
+        if (!note.empty() && mdl->hparams().arch != llm_arch::bert) log->warn("{}", note);  // encoders do not chat
         load_tool_template(sp);
         batch_loop_params bp;
         bp.n_parallel = uint32_t(cfg.parallel);
@@ -129,6 +149,7 @@ void server_app::impl::load_model() {
         bp.ctx.type_k = cache_type(cfg.cache_type_k);
         bp.ctx.type_v = cache_type(cfg.cache_type_v);
         bp.ctx.flash_attn = cfg.flash_attn;
+        set_embedding_params(bp);
         loop = std::make_unique<batch_loop>(*mdl, bp);
         loop->set_step_observer([this](int32_t n) { metrics.decode_step(size_t(n)); });
         loop->start();
@@ -139,8 +160,16 @@ void server_app::impl::load_model() {
         info.ctx_size = loop->n_ctx();
         info.parallel = cfg.parallel;
         metrics.set_model_info(info);
-        log->info("model {} loaded: {}; context {} tokens, {} slots, chat template {}", model_id, mdl->description(),
-                  loop->n_ctx(), cfg.parallel, chat->describe());
+        if (loop->has_generation()) {
+            log->info("model {} loaded: {}; context {} tokens, {} slots, chat template {}", model_id,
+                      mdl->description(), loop->n_ctx(), cfg.parallel, chat->describe());
+        }
+        if (loop->has_embeddings()) {
+            log->info("{}: {} pooling, {} floats per {}, inputs of at most {} tokens{}", loop->has_generation() ? "embeddings" : "embeddings only (an encoder)",
+                      pooling_type_name(loop->embd_pooling()), loop->embd_size(),
+                      loop->embd_pooling() == pooling_type::rank ? "pair (POST /v1/rerank)" : "input (POST /v1/embeddings)",
+                      loop->embd_max_tokens(), cfg.embd_normalize || loop->embd_pooling() == pooling_type::rank ? "" : ", not normalized");
+        }
         is_ready = true;
     } catch (const std::exception & e) {
         log->error("cannot load the model: {}", e.what());

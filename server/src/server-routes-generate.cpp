@@ -98,7 +98,7 @@ std::shared_ptr<generation_state> new_state(server_app::impl & s, generation_kin
 
 void server_app::impl::handle_completions(const http_request & req, std::shared_ptr<http_response> res) {
     const auto t0 = std::chrono::steady_clock::now();
-    if (!require_ready(req, res, t0)) return;
+    if (!require_ready(req, res, t0) || !require_generation(req, res, t0)) return;
     completion_request cr;
     if (auto e = completion_request_parse(req.body, cr)) return respond_error(req, res, *e, t0);
     const int32_t n_vocab = mdl->hparams().n_vocab;
@@ -151,7 +151,7 @@ void server_app::impl::handle_completions(const http_request & req, std::shared_
 
 void server_app::impl::handle_chat(const http_request & req, std::shared_ptr<http_response> res) {
     const auto t0 = std::chrono::steady_clock::now();
-    if (!require_ready(req, res, t0)) return;
+    if (!require_ready(req, res, t0) || !require_generation(req, res, t0)) return;
     chat_request cr;
     if (auto e = chat_request_parse(req.body, cr)) return respond_error(req, res, *e, t0);
     if (auto e = api_sampling_check_vocab(cr.sampling, mdl->hparams().n_vocab)) return respond_error(req, res, *e, t0);

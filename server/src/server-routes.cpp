@@ -1,5 +1,5 @@
-// Routes other than generation: health, models, metrics, tokenize, detokenize; the API-key
-// filter and the response helpers.
+// Routes other than generation: health, models, metrics, tokenize, detokenize (and the
+// embeddings routes' registration); the API-key filter and the response helpers.
 #include "api/info-response.h"
 #include "api/tokenize.h"
 #include "server-app-impl.h"
@@ -64,8 +64,18 @@ bool server_app::impl::require_ready(const http_request & req, const std::shared
     return false;
 }
 
+bool server_app::impl::require_generation(const http_request & req, const std::shared_ptr<http_response> & res,
+                                          std::chrono::steady_clock::time_point t0) {
+    if (loop->has_generation()) return true;
+    respond_error(req, res, api_error_invalid_request("This model computes embeddings only (an encoder): it does not "
+                                                      "generate text. Use POST /v1/embeddings or /v1/rerank."),
+                  t0);
+    return false;
+}
+
 bool server_app::impl::check_auth(const http_request & req, const std::shared_ptr<http_response> & res) {
-    const bool api_route = req.path.rfind("/v1/", 0) == 0 || req.path == "/tokenize" || req.path == "/detokenize";
+    const bool api_route =
+        req.path.rfind("/v1/", 0) == 0 || req.path == "/tokenize" || req.path == "/detokenize" || req.path == "/rerank";
     const std::vector<std::string> * keys = nullptr;
     std::vector<std::string> metrics_keys;
     if (api_route && !cfg.api_keys.empty()) keys = &cfg.api_keys;
@@ -137,4 +147,12 @@ void server_app::impl::add_routes() {
     router.add("POST", "/v1/chat/completions", [this](const http_request & req, std::shared_ptr<http_response> res) {
         handle_chat(req, std::move(res));
     });
+    router.add("POST", "/v1/embeddings", [this](const http_request & req, std::shared_ptr<http_response> res) {
+        handle_embeddings(req, std::move(res));
+    });
+    for (const char * path : {"/v1/rerank", "/rerank"}) {
+        router.add("POST", path, [this](const http_request & req, std::shared_ptr<http_response> res) {
+            handle_rerank(req, std::move(res));
+        });
+    }
 }

@@ -2,7 +2,9 @@
 // parsers, and every rejection is a well-formed 400.
 #include "api/chat-request.h"
 #include "api/completion-request.h"
+#include "api/embeddings.h"
 #include "api/error.h"
+#include "api/rerank.h"
 #include "api/tokenize.h"
 
 #include <gtest/gtest.h>
@@ -31,26 +33,41 @@ const std::vector<std::string> seeds = {
     R"("tool_choice":{"type":"function","function":{"name":"g"}},"parallel_tool_calls":false})",
     R"({"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}],)"
     R"("tool_choice":"required","reasoning_format":"deepseek","reasoning_effort":"low"})",
+    R"({"model":"e","input":["a",""],"encoding_format":"base64","dimensions":8,"user":"u"})",
+    R"({"input":[[1,2],[3]],"encoding_format":"float"})",
+    R"({"model":"r","query":"q","documents":["a",{"text":"b"}],"top_n":1,"return_documents":true})",
 };
 
 const std::string fragments[] = {"{", "}", "[", "]", ",", ":", "\"", "null", "true", "-1", "1e999", "0.5",
                                  "\"prompt\"", "\"messages\"", "\"schema\"", "\"grammar\"", "\"tools\"",
                                  "\"tool_calls\"", "\"function\"", "\"arguments\"", "\\u0000", "\xff", "\xc3", "[[",
-                                 "{\"a\":"};
+                                 "{\"a\":", "\"input\"", "\"documents\"", "\"text\"", "\"base64\""};
 
-// Checks that all four parsers take `body` without throwing and answer with a 400 or success.
+// Checks that every parser takes `body` without throwing and answers with a 400 or success.
 void parse_all(const std::string & body) {
     completion_request c;
     chat_request ch;
     tokenize_request t;
     detokenize_request d;
-    std::optional<api_error> errs[4];
+    embeddings_request e;
+    rerank_request rr;
+    std::optional<api_error> errs[6];
     ASSERT_NO_THROW({
         errs[0] = completion_request_parse(body, c);
         errs[1] = chat_request_parse(body, ch);
         errs[2] = tokenize_request_parse(body, t);
         errs[3] = detokenize_request_parse(body, d);
+        errs[4] = embeddings_request_parse(body, e);
+        errs[5] = rerank_request_parse(body, rr);
     }) << body;
+    if (!errs[4]) {  // an accepted embeddings request holds 1..2048 inputs
+        ASSERT_FALSE(e.inputs.empty()) << body;
+        ASSERT_LE(e.inputs.size(), embeddings_max_inputs) << body;
+    }
+    if (!errs[5]) {
+        ASSERT_FALSE(rr.documents.empty()) << body;
+        ASSERT_LE(rr.documents.size(), rerank_max_documents) << body;
+    }
     if (!errs[1]) {  // an accepted chat request hands on valid JSON texts
         for (const api_chat_message & m : ch.messages) {
             for (const api_tool_call & call : m.tool_calls) {
@@ -131,20 +148,24 @@ TEST(ApiFuzz, WellFormedJsonOfWrongShapes) {
                              "frequency_penalty", "logit_bias", "logprobs", "top_logprobs", "echo", "user",
                              "top_k", "min_p", "repeat_penalty", "content", "add_special", "with_pieces", "tokens",
                              "tools", "tool_choice", "parallel_tool_calls", "reasoning_format", "reasoning_effort",
-                             "chat_template_kwargs"};
+                             "chat_template_kwargs", "input", "encoding_format", "dimensions", "query",
+                             "documents", "top_n", "return_documents"};
     const char * values[] = {"null", "true", "0", "-5", "3.25", "1e308", "18446744073709551615", "\"\"", "\"s\"",
                              "[]", "[1]", "[\"a\"]", "[[]]", "[{}]", "{}", "{\"1\":1}", "{\"type\":\"text\"}",
                              "[{\"role\":\"user\"}]", "[{\"role\":\"user\",\"content\":[{\"type\":\"text\"}]}]",
                              "\"auto\"", "\"required\"", "{\"type\":\"function\",\"function\":{\"name\":\"f\"}}",
                              "[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}]",
                              "[{\"role\":\"assistant\",\"tool_calls\":[{\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}]",
-                             "[{\"role\":\"tool\",\"content\":\"r\",\"tool_call_id\":5}]"};
+                             "[{\"role\":\"tool\",\"content\":\"r\",\"tool_call_id\":5}]", "\"base64\"",
+                             "[{\"text\":\"t\"}]", "[\"a\",{\"text\":1}]"};
     for (const char * f : fields) {
         for (const char * v : values) {
             parse_all(std::string("{\"") + f + "\":" + v + "}");
             parse_all(std::string(seeds[0]).insert(1, std::string("\"") + f + "\":" + v + ","));
             parse_all(std::string(seeds[2]).insert(1, std::string("\"") + f + "\":" + v + ","));
             parse_all(std::string(seeds[8]).insert(1, std::string("\"") + f + "\":" + v + ","));
+            parse_all(std::string(seeds[10]).insert(1, std::string("\"") + f + "\":" + v + ","));
+            parse_all(std::string(seeds[12]).insert(1, std::string("\"") + f + "\":" + v + ","));
         }
     }
 }

@@ -91,6 +91,8 @@ TEST(config_errors, secrets_are_not_echoed) {
     expect_error({"--chat-template-kwargs", "[1]"}, {"--chat-template-kwargs: '[1]' is not a JSON object"});
     expect_error({"--chat-template-kwargs", "{"}, {"--chat-template-kwargs: '{' is not a JSON object"});
     expect_error({"--reasoning-format", "raw"}, {"--reasoning-format: 'raw' is not a reasoning format (auto or none)"});
+    expect_error({"--pooling", "max"}, {"--pooling: 'max' is not a pooling type (none, mean, cls, last or rank)"});
+    expect_error({"--embd-normalize", "1"}, {"--embd-normalize: '1' is not a normalization (l2 or none)"});
 }
 
 TEST(config_errors, environment_names_the_variable) {

@@ -104,7 +104,7 @@ TEST(model_load, errors_name_the_problem) {
         md.set("general.architecture", gguf_value::from_string("mamba"));
     }, no_tensor));
     EXPECT_NE(e.find("unknown architecture 'mamba' (supported: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, "
-                     "gpt2)"),
+                     "gpt2, bert)"),
               std::string::npos)
         << e;
     e = load_error(write_variant(src, "key", [](gguf_metadata & md) { md.remove("llama.block_count"); }, no_tensor));

@@ -1,9 +1,9 @@
 // Real npm clients against the real inferd: the official `openai` client doing completions, chat
 // and streaming; structured output through openai's zod helper and the `ai` SDK's generateObject
 // (an OpenAI-compatible provider); tool calls and reasoning through both, with Qwen3's chat
-// template. The packages are installed into the build tree with npm, once:
+// template; embeddings through openai's embeddings.create and LangChain's OpenAIEmbeddings. The packages are installed into the build tree with npm, once:
 // openai 4 (its zod helper wants zod 3), zod 3, ai 5 and @ai-sdk/openai-compatible 1 (the
-// newest ai wants Node 22).
+// newest ai wants Node 22), @langchain/openai 1 with @langchain/core 1.
 #include "server/inferd-process.h"
 #include "testdata.h"
 
@@ -18,7 +18,8 @@ namespace {
 
 bool have(const char * tool) { return std::system((std::string("command -v ") + tool + " > /dev/null 2>&1").c_str()) == 0; }
 
-const char * npm_packages[] = {"openai@4", "zod@3", "ai@5", "@ai-sdk/openai-compatible@1"};
+const char * npm_packages[] = {"openai@4", "zod@3", "ai@5", "@ai-sdk/openai-compatible@1", "@langchain/openai@1",
+                               "@langchain/core@1"};
 
 // The npm work folder with every package installed and `script` copied in; "" after skipping
 // (or failing under CI=true) with the reason.
@@ -47,9 +48,11 @@ std::string prepare_npm(const char * script) {
     return work.string();
 }
 
-// Runs `node script PORT KEY` in work; the exit status, its output in *out.
-int run_node(const std::string & work, const char * script, uint16_t port, std::string * out) {
-    const std::string cmd = "cd '" + work + "' && node " + script + " " + std::to_string(port) + " sk-inferd-test > client.log 2>&1";
+// Runs `node script PORT KEY [ARG]` in work; the exit status, its output in *out.
+int run_node(const std::string & work, const char * script, uint16_t port, const std::string & arg, std::string * out) {
+    std::string cmd = "cd '" + work + "' && node " + script + " " + std::to_string(port) + " sk-inferd-test";
+    if (!arg.empty()) cmd += " '" + arg + "'";
+    cmd += " > client.log 2>&1";
     const int rc = std::system(cmd.c_str());
     std::ifstream f(std::filesystem::path(work) / "client.log");
     std::stringstream ss;
@@ -59,9 +62,10 @@ int run_node(const std::string & work, const char * script, uint16_t port, std::
 }
 
 // Serves a tiny model (qwen2 unless model is given) with an API key and runs a client script
-// against it.
+// against it (node_arg: a third argument for the script).
 void run_client_script(const std::string & dir, const char * script, const char * ctx,
-                       const std::string & model = "tiny-qwen2-q8_0.gguf", std::vector<std::string> extra = {}) {
+                       const std::string & model = "tiny-qwen2-q8_0.gguf", std::vector<std::string> extra = {},
+                       const std::string & node_arg = "") {
     const std::string work = prepare_npm(script);
     if (work.empty()) GTEST_SKIP() << "node / npm or the npm packages are not available: skipped";
     std::vector<std::string> args = {"-m", dir + "/models/" + model, "--api-key", "sk-inferd-test", "-c", ctx};
@@ -69,7 +73,7 @@ void run_client_script(const std::string & dir, const char * script, const char 
     inferd_process p(args);
     ASSERT_TRUE(p.wait_ready()) << p.log();
     std::string out;
-    EXPECT_EQ(run_node(work, script, p.port(), &out), 0) << out << "\n" << p.log();
+    EXPECT_EQ(run_node(work, script, p.port(), node_arg, &out), 0) << out << "\n" << p.log();
     EXPECT_EQ(p.terminate(), 0);
 }
 
@@ -89,4 +93,10 @@ TEST(openai_client, tool_calls_and_reasoning) {
     INFERD_REQUIRE_TESTDATA(dir);
     run_client_script(dir, "tools-test.mjs", "2048", "tiny-qwen3-q4_k_m.gguf",
                       {"--chat-template", dir + "/chat/templates/Qwen-Qwen3-0.6B.jinja"});
+}
+
+TEST(openai_client, embeddings_with_openai_and_langchain) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    const std::string ref = std::filesystem::absolute(dir + "/reference/tiny-bert-f16.cls.emb.json").string();
+    run_client_script(dir, "embeddings-test.mjs", "512", "tiny-bert-f16.gguf", {}, ref);
 }

@@ -21,6 +21,8 @@ constexpr const char * k_usage =
     "       inferd-cli detokenize -m MODEL --tokens 1,2,3\n"
     "       inferd-cli chat -m MODEL [--chat-template NAME|FILE] [--system TEXT] [-n N]\n"
     "                       [generate's sampling and model options]\n"
+    "       inferd-cli embed -m MODEL [--pooling none|mean|cls|last|rank] [--normalize l2|none]\n"
+    "                        [--threads N] [--ctx-size N] [--flash-attn] TEXT...\n"
     "       inferd-cli devices\n"
     "       inferd-cli grammar compile (--gbnf FILE | --schema FILE)\n"
     "       inferd-cli grammar check (--gbnf FILE | --schema FILE) --vocab FILE.gguf\n"
@@ -45,6 +47,13 @@ constexpr const char * k_usage =
     "              run as written (or --chat-template NAME or FILE); -n caps each reply (default:\n"
     "              until an end-of-generation token); an empty line, end of input or a full\n"
     "              context ends it\n"
+    "  embed       one JSON object {\"tokens\": [[...], ...], \"embeddings\": [[...], ...]}, one entry\n"
+    "              per TEXT (tokenized with the model's special tokens): its pooled embedding\n"
+    "              (--pooling: default the model's; none: every token's row), L2-normalized unless\n"
+    "              --normalize none; rank (rerankers): TEXTs are query / document pairs, each\n"
+    "              entry [CLS] query [SEP] document [SEP] with a one-element score list; a text\n"
+    "              with no tokens exits 1; --ctx-size: the longest input (default the model's\n"
+    "              training context, at most 8192)\n"
     "  devices     the compute devices of this build: name, type, description, free / total\n"
     "              memory (and why there is no GPU device when there is none)\n"
     "  grammar compile  a GBNF grammar or a JSON Schema as the grammar constrained output\n"
@@ -236,7 +245,7 @@ int cli_decode_tokens(context & ctx, const std::vector<int32_t> & tokens, int32_
 
 int cli_tool_main(const std::vector<std::string> & args, std::FILE * in, std::FILE * out, std::FILE * err) {
     const cli_env env{in, out, err};
-    if (args.empty()) return cli_usage_error(env, "a command is required (generate, tokenize, detokenize, chat, devices, grammar, template)");
+    if (args.empty()) return cli_usage_error(env, "a command is required (generate, tokenize, detokenize, chat, embed, devices, grammar, template)");
     const std::string & cmd = args[0];
     const std::vector<std::string> rest(args.begin() + 1, args.end());
     if (cmd == "-h" || cmd == "--help" || cmd == "help") {
@@ -250,6 +259,7 @@ int cli_tool_main(const std::vector<std::string> & args, std::FILE * in, std::FI
     if (cmd == "devices") return cli_devices_main(rest, env);
     if (cmd == "grammar") return cli_grammar_main(rest, env);
     if (cmd == "template") return cli_template_main(rest, env);
+    if (cmd == "embed") return cli_embed_main(rest, env);
     return cli_usage_error(env, "unknown command '" + cmd + "'");
 }
 

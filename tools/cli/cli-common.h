@@ -52,3 +52,4 @@ int cli_detokenize_main(const std::vector<std::string> & args, const cli_env & e
 int cli_devices_main(const std::vector<std::string> & args, const cli_env & env);
 int cli_grammar_main(const std::vector<std::string> & args, const cli_env & env);
 int cli_template_main(const std::vector<std::string> & args, const cli_env & env);
+int cli_embed_main(const std::vector<std::string> & args, const cli_env & env);

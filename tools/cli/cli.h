@@ -1,4 +1,4 @@
-// tools/cli/cli.h — inferd-cli: generate, tokenize, detokenize and chat on the engine; devices
+// tools/cli/cli.h — inferd-cli: generate, tokenize, detokenize, chat and embed on the engine; devices
 // lists the compute devices; grammar compile prints a GBNF grammar or JSON Schema compiled,
 // grammar check walks a text through a grammar token by token, grammar bench measures a folder of
 // JSON Schemas with instances; template parse reads a model's raw output as its chat template's

@@ -20,6 +20,8 @@ constexpr synth_arch k_archs[] = {
      .sliding_window = 512, .rope_swa = true, .quant_version_key = true},
     {.name = "phi3", .chat_template = "phi3", .rope_base = 1e4f, .rope_dim_key = true, .rope_base_key = true,
      .sliding_window = 2047, .quant_version_key = true},
+    {.name = "bert", .chat_template = "", .n_ctx = 512, .norm_eps = 1e-12f, .quant_version_key = true,
+     .encoder = true},
 };
 
 gguf_value u32(int v) { return gguf_value::from_u32(uint32_t(v)); }
@@ -137,6 +139,43 @@ std::vector<synth_tensor> synth_tensors_phi3(const synth_params & p) {
     return t;
 }
 
+// bert: learned positions and token types, post-norm layers (LayerNorm with biases), biased
+// Q/K/V/O and FFN without a gate; with rank pooling the classification head (dense + tanh, then
+// one output label).
+std::vector<synth_tensor> synth_tensors_bert(const synth_params & p) {
+    const int64_t e = p.n_embd, v = p.n_vocab, ff = p.n_ff;
+    const ggml_type m = p.type;
+    constexpr ggml_type f32 = GGML_TYPE_F32;
+    std::vector<synth_tensor> t;
+    t.push_back({"token_embd.weight", m, {e, v}, synth_init::matrix});
+    t.push_back({"position_embd.weight", f32, {e, int64_t(p.n_ctx)}, synth_init::matrix});
+    t.push_back({"token_types.weight", f32, {e, 2}, synth_init::matrix});
+    t.push_back({"token_embd_norm.weight", f32, {e}, synth_init::ones});
+    t.push_back({"token_embd_norm.bias", f32, {e}, synth_init::bias});
+    for (int il = 0; il < p.n_layer; ++il) {
+        const std::string b = "blk." + std::to_string(il) + ".";
+        for (const char * w : {"attn_q", "attn_k", "attn_v", "attn_output"}) {
+            t.push_back({b + w + ".weight", m, {e, e}, synth_init::matrix});
+            t.push_back({b + w + ".bias", f32, {e}, synth_init::bias});
+        }
+        t.push_back({b + "attn_output_norm.weight", f32, {e}, synth_init::ones});
+        t.push_back({b + "attn_output_norm.bias", f32, {e}, synth_init::bias});
+        t.push_back({b + "ffn_up.weight", m, {e, ff}, synth_init::matrix});
+        t.push_back({b + "ffn_up.bias", f32, {ff}, synth_init::bias});
+        t.push_back({b + "ffn_down.weight", m, {ff, e}, synth_init::matrix});
+        t.push_back({b + "ffn_down.bias", f32, {e}, synth_init::bias});
+        t.push_back({b + "layer_output_norm.weight", f32, {e}, synth_init::ones});
+        t.push_back({b + "layer_output_norm.bias", f32, {e}, synth_init::bias});
+    }
+    if (p.pooling == "rank") {
+        t.push_back({"cls.weight", m, {e, e}, synth_init::matrix});
+        t.push_back({"cls.bias", f32, {e}, synth_init::bias});
+        t.push_back({"cls.output.weight", f32, {e}, synth_init::matrix});
+        t.push_back({"cls.output.bias", f32, {1}, synth_init::bias});
+    }
+    return t;
+}
+
 }  // namespace
 
 const synth_arch * synth_arch_find(const std::string & name) {
@@ -160,9 +199,14 @@ void synth_arch_metadata(const synth_params & p, gguf_metadata * md) {
     md->set(a + ".block_count", u32(p.n_layer));
     md->set(a + ".feed_forward_length", u32(p.n_ff));
     md->set(a + ".attention.head_count", u32(p.n_head));
-    md->set(a + ".attention.head_count_kv", u32(p.n_head_kv));
-    const std::string eps_key = a == "gpt2" ? ".attention.layer_norm_epsilon" : ".attention.layer_norm_rms_epsilon";
+    if (!arch.encoder) md->set(a + ".attention.head_count_kv", u32(p.n_head_kv));
+    const bool layer_norm = a == "gpt2" || arch.encoder;
+    const std::string eps_key = layer_norm ? ".attention.layer_norm_epsilon" : ".attention.layer_norm_rms_epsilon";
     md->set(a + eps_key, gguf_value::from_f32(arch.norm_eps));
+    if (arch.encoder) {
+        md->set(a + ".attention.causal", gguf_value::from_bool(false));
+        md->set(a + ".pooling_type", u32(synth_pooling_type(p.pooling)));
+    }
     if (arch.rope_dim_key) md->set(a + ".rope.dimension_count", u32(p.head_dim));
     if (arch.rope_base_key || p.rope_base > 0.0f) {
         md->set(a + ".rope.freq_base", gguf_value::from_f32(p.rope_base > 0.0f ? p.rope_base : arch.rope_base));
@@ -185,5 +229,6 @@ void synth_arch_metadata(const synth_params & p, gguf_metadata * md) {
 std::vector<synth_tensor> synth_tensor_list(const synth_params & p) {
     if (p.arch == "gpt2") return synth_tensors_gpt2(p);
     if (p.arch == "phi3") return synth_tensors_phi3(p);
+    if (p.arch == "bert") return synth_tensors_bert(p);
     return synth_tensors_llama_like(p, *synth_arch_find(p.arch));
 }

@@ -87,6 +87,7 @@ bool synth_params_from_args(const tool_args & a, synth_params * p, std::string *
     }
     if (const std::string * v = a.option("--vocab")) p->vocab_path = *v;
     if (const std::string * v = a.option("--chat-template")) p->chat_template = *v;
+    if (const std::string * v = a.option("--pooling")) p->pooling = *v;
     return true;
 }
 
@@ -102,7 +103,7 @@ const std::vector<std::string> & synth_option_names() {
         "--arch", "--n-embd", "--n-layer", "--n-head", "--n-head-kv", "--n-ff", "--n-vocab", "--n-ctx",
         "--head-dim", "--n-expert", "--n-expert-used", "--n-ff-exp", "--sliding-window", "--rope-base",
         "--rope-base-swa", "--attn-softcap", "--final-softcap", "--untied-output", "--seed", "--vocab", "--type",
-        "--chat-template"};
+        "--chat-template", "--pooling"};
     return names;
 }
 
@@ -127,9 +128,14 @@ int synth_tool_main(const tool_args & args, int n_threads, std::FILE * out, std:
         std::fprintf(err, "inferd-gguf synth: %s\n", error.c_str());
         return 1;
     }
-    const std::string experts = p.n_expert > 0 ? ", " + std::to_string(p.n_expert) + " experts (" +
-                                                     std::to_string(p.n_expert_used) + " used)"
-                                               : "";
+    std::string experts;  // what the shape does not say: experts, an encoder's pooling
+    if (p.n_expert > 0) {
+        experts = ", " + std::to_string(p.n_expert) + " experts (" + std::to_string(p.n_expert_used) + " used)";
+    } else if (!p.pooling.empty()) {
+        experts = ", ";
+        experts += p.pooling;
+        experts += " pooling";
+    }
     std::fprintf(out, "%s: %s %dx%d%s, %zu tensors, %llu parameters, %.1f MiB of %s weights, %.1f s\n",
                  p.out_path.c_str(), p.arch.c_str(), p.n_embd, p.n_layer, experts.c_str(), st.n_tensors,
                  (unsigned long long) st.n_params, double(st.bytes) / (1024.0 * 1024.0),

@@ -21,7 +21,7 @@ struct synth_arch {
     const char * name = "";
     const char * chat_template = "chatml";  // the default family of the built-in vocabulary
     int n_ctx = 4096;                // default context length
-    float norm_eps = 1e-5f;          // RMS norm epsilon (gpt2: LayerNorm epsilon)
+    float norm_eps = 1e-5f;          // RMS norm epsilon (gpt2, bert: LayerNorm epsilon)
     float rope_base = 0.0f;          // default rope.freq_base (0: no RoPE)
     bool rope_dim_key = false;       // writes rope.dimension_count
     bool rope_base_key = false;      // writes rope.freq_base without --rope-base
@@ -35,6 +35,8 @@ struct synth_arch {
     bool rope_swa = false;           // rope.freq_base_swa
     bool softcaps = false;           // attn_logit_softcapping / final_logit_softcapping
     bool quant_version_key = false;  // writes general.quantization_version
+    bool encoder = false;            // BERT-style encoder: no causal mask, pooling, WordPiece
+                                     // vocabulary, no chat template, no grouped-query attention
 };
 
 // The row of `name`, or nullptr.

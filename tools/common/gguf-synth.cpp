@@ -74,6 +74,9 @@ bool synth_check_arch_options(const synth_params & p, const synth_arch & arch, s
         {p.attn_softcap > 0.0f, arch.softcaps, "--attn-softcap", [](const synth_arch & a) { return a.softcaps; }},
         {p.final_softcap > 0.0f, arch.softcaps, "--final-softcap", [](const synth_arch & a) { return a.softcaps; }},
         {p.untied_output, arch.untie, "--untied-output", [](const synth_arch & a) { return a.untie; }},
+        {!p.pooling.empty(), arch.encoder, "--pooling", [](const synth_arch & a) { return a.encoder; }},
+        {!p.chat_template.empty(), !arch.encoder, "--chat-template",
+         [](const synth_arch & a) { return !a.encoder; }},
     };
     for (const option_rule & r : rules) {
         if (r.given && !r.allowed) {
@@ -114,8 +117,8 @@ bool synth_check_heads(synth_params * p, const synth_arch & arch, std::string * 
         return fail(error, "--n-head " + std::to_string(p->n_head) + " is not a multiple of --n-head-kv " +
                                std::to_string(p->n_head_kv));
     }
-    if (p->arch == "gpt2" && p->n_head_kv != p->n_head) {
-        return fail(error, "gpt2 has no grouped-query attention: --n-head-kv must equal --n-head");
+    if ((p->arch == "gpt2" || arch.encoder) && p->n_head_kv != p->n_head) {
+        return fail(error, p->arch + " has no grouped-query attention: --n-head-kv must equal --n-head");
     }
     if (arch.rope_base > 0.0f && p->head_dim % 2 != 0) {
         const std::string how = arch.head_dim_keys ? "--head-dim" : "--n-embd / --n-head";
@@ -159,10 +162,22 @@ void synth_fill_arch_defaults(synth_params * p, const synth_arch & arch) {
     if (arch.softcaps && p->final_softcap == 0.0f) p->final_softcap = 30.0f;
 }
 
-bool synth_check_vocab(synth_params * p, std::string * error, bool * io_error) {
+// An encoder's pooling: cls by default, else one of synth_pooling_type's names.
+bool synth_check_pooling(synth_params * p, const synth_arch & arch, std::string * error) {
+    if (!arch.encoder) return true;
+    if (p->pooling.empty()) p->pooling = "cls";
+    if (synth_pooling_type(p->pooling) >= 0) return true;
+    return fail(error, "--pooling wants cls, mean or rank, got '" + p->pooling + "'");
+}
+
+bool synth_check_vocab(synth_params * p, const synth_arch & arch, std::string * error, bool * io_error) {
     if (!p->vocab_path.empty()) return synth_check_vocab_file(p, error, io_error);
     if (p->n_vocab == 0) return fail(error, "--n-vocab is required without --vocab");
-    if (p->n_vocab < synth_min_vocab(p->chat_template)) {
+    if (arch.encoder && p->n_vocab < synth_wpm_min_vocab()) {
+        return fail(error, "--n-vocab must be at least " + std::to_string(synth_wpm_min_vocab()) +
+                               " (BERT's special and unused tokens, and the single characters)");
+    }
+    if (!arch.encoder && p->n_vocab < synth_min_vocab(p->chat_template)) {
         return fail(error, "--n-vocab must be at least " + std::to_string(synth_min_vocab(p->chat_template)) +
                                " (256 byte tokens and the special tokens)");
     }
@@ -200,7 +215,7 @@ bool synth_params_check(synth_params * p, std::vector<std::string> * warnings, s
     if (!synth_check_arch_options(*p, *arch, error) || !synth_check_experts(p, *arch, error)) return false;
     synth_fill_arch_defaults(p, *arch);
     if (!synth_check_heads(p, *arch, error) || !synth_check_chat_template(p, *arch, error)) return false;
-    if (!synth_check_vocab(p, error, io_error)) return false;
+    if (!synth_check_pooling(p, *arch, error) || !synth_check_vocab(p, *arch, error, io_error)) return false;
     if (p->out_path.empty()) return fail(error, "no output file given");
     synth_row_warnings(*p, warnings);
     return true;
@@ -213,8 +228,13 @@ bool synth_build_metadata(const synth_params & p, gguf_metadata * md, std::strin
                                                     std::to_string(p.n_layer)));
     md->set("general.file_type", gguf_value::from_u32(p.type == GGML_TYPE_F16 ? 1 : 0));
     synth_arch_metadata(p, md);
+    const bool encoder = synth_arch_find(p.arch)->encoder;
     if (p.vocab_path.empty()) {
-        synth_vocab_metadata(p.n_vocab, p.chat_template, md);
+        if (encoder) {
+            synth_wpm_vocab_metadata(p.n_vocab, md);
+        } else {
+            synth_vocab_metadata(p.n_vocab, p.chat_template, md);
+        }
         return true;
     }
     std::unique_ptr<gguf_file> f;
@@ -225,6 +245,9 @@ bool synth_build_metadata(const synth_params & p, gguf_metadata * md, std::strin
     }
     for (const gguf_kv & kv : f->metadata().kvs()) {
         if (kv.key.rfind("tokenizer.", 0) == 0) md->set(kv.key, kv.value);
+    }
+    if (encoder && !md->contains("tokenizer.ggml.token_type_count")) {
+        md->set("tokenizer.ggml.token_type_count", gguf_value::from_u32(2));  // token_types has 2 rows
     }
     std::string jinja;
     if (!p.chat_template.empty() && synth_chat_template(p.chat_template, &jinja, nullptr)) {

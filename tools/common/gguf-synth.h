@@ -15,6 +15,11 @@
 //   // A mixture of experts in Qwen3-MoE's layout (head size independent of n_embd / n_head):
 //   p.arch = "qwen3moe"; p.head_dim = 128; p.n_expert = 64; p.n_expert_used = 8; p.n_ff_exp = 768;
 //
+//   // A BERT-base encoder (WordPiece vocabulary, CLS pooling; p.pooling = "rank" adds a
+//   // cross-encoder head):
+//   p.arch = "bert"; p.n_embd = 768; p.n_layer = 12; p.n_head = 12; p.n_ff = 3072; p.n_vocab = 30522;
+//   p.n_ctx = 512;
+//
 //   int rc = gguf_tool_main({"synth", "--arch", "qwen2", "--n-embd", "64", …, "out.gguf"}, stdout, stderr);
 //
 // The file carries general.architecture / name / file_type, the architecture's hyper-parameter
@@ -38,7 +43,16 @@
 //             rope.freq_base_swa (local layers), q/k norms, post norms, tied output
 //   phi3      fused attn_qkv (rows Q, K, V), fused ffn_up (rows gate, up), untied output,
 //             rope.scaling.original_context_length, sliding_window
-// Matrices are F16 or F32 (--type), 1-D tensors and expert routers F32.
+//   bert      an encoder as llama.cpp's converter writes BERT: attention.layer_norm_epsilon
+//             (1e-12), attention.causal = false, pooling_type (--pooling: cls 2 by default, mean
+//             1, rank 4), no head_count_kv; token_embd, position_embd [n_embd, n_ctx],
+//             token_types [n_embd, 2] (tokenizer.ggml.token_type_count = 2), token_embd_norm
+//             with bias; per layer attn_q/k/v/output with biases, attn_output_norm, ffn_up /
+//             ffn_down with biases (no gate), layer_output_norm; rank adds the classification
+//             head cls.weight [n_embd, n_embd], cls.bias, cls.output.weight [n_embd] (one
+//             label), cls.output.bias [1]
+// Matrices are F16 or F32 (--type), 1-D tensors and expert routers F32 (bert: position_embd,
+// token_types and cls.output.weight too, as the converter's F16 files keep them).
 //
 // Weights: approximately normal (a sum of four uniform 16-bit draws) with standard deviation 0.02
 // for matrices, 0.01 for biases, 1/sqrt(n_embd) for expert routers (router logits of standard
@@ -49,7 +63,14 @@
 // previous one is written (two tensors in memory at most); the file is written as OUT.part and
 // renamed at the end (removed on failure).
 //
-// Tokenizer (default): byte-level BPE ("gpt2", pre "gpt-2"): the 256 byte tokens of GPT-2's byte
+// Tokenizer of bert (default): WordPiece (tokenizer.ggml.model "bert") with BERT's layout:
+// [PAD] 0, [unused0..98] 1–99, [UNK] 100, [CLS] 101, [SEP] 102, [MASK] 103 (control tokens, named
+// by the padding / unknown / cls / seperator / mask id keys), then every printable ASCII
+// character except the capitals as a word-initial piece ("▁a", "▁,") and the letters and digits
+// as continuation pieces, then strings of lowercase letters of length 2, 3, … (frequent letters
+// first), each as a word-initial and a continuation piece: lowercase English words come out as
+// a few pieces each, and only characters outside ASCII become [UNK]. No chat template.
+// Tokenizer of the other archs (default): byte-level BPE ("gpt2", pre "gpt-2"): the 256 byte tokens of GPT-2's byte
 // alphabet, merged tokens over lowercase letters (with and without the leading-space mark 'Ġ',
 // ordered by English letter frequency) with a consistent tokenizer.ggml.merges, then the special
 // tokens: <|endoftext|> (bos and eos) and the control tokens of the chat template (the
@@ -85,6 +106,7 @@ struct synth_params {
     float attn_softcap = 0.0f;   // gemma2; 0: 50
     float final_softcap = 0.0f;  // gemma2; 0: 30
     bool untied_output = false;  // qwen2 / qwen3 / qwen3moe: an output.weight of its own
+    std::string pooling;         // bert: "cls", "mean" or "rank" (cls.* head); "": cls
     uint64_t seed = 0;
     std::string vocab_path;      // "": the built-in byte-level BPE vocabulary
     ggml_type type = GGML_TYPE_F16;  // matrices: F16 or F32
@@ -103,10 +125,11 @@ struct synth_stats {
 
 // Checks the shape and fills defaults (n_head_kv, n_ctx, head_dim, n_vocab from vocab_path, the
 // arch's rope bases, sliding window, soft-caps and chat template). False with *error naming the
-// flag: a missing or non-positive size, an unknown arch / type / template, n_embd not a multiple
-// of n_head (without head_dim), n_head not a multiple of n_head_kv, an odd head size (RoPE),
-// gpt2 with n_head_kv != n_head, an option the arch does not have (head_dim, experts, sliding
-// window, soft-caps, rope bases, untied output), experts without n_expert_used or n_expert_used
+// flag: a missing or non-positive size, an unknown arch / type / template / pooling, n_embd not a
+// multiple of n_head (without head_dim), n_head not a multiple of n_head_kv, an odd head size
+// (RoPE), gpt2 or bert with n_head_kv != n_head, an option the arch does not have (head_dim,
+// experts, sliding window, soft-caps, rope bases, untied output, pooling, a chat template for
+// bert), experts without n_expert_used or n_expert_used
 // above n_expert, a vocabulary too small for the byte tokens and the special tokens, an
 // unreadable vocab file or one whose token count differs.
 // *warnings: rows that are not multiples of 256 (K-quants will fall back to other types).
@@ -133,6 +156,15 @@ int synth_min_vocab(const std::string & chat_template);
 
 // The built-in tokenizer's tokenizer.* keys, n_vocab tokens (n_vocab >= synth_min_vocab).
 void synth_vocab_metadata(int n_vocab, const std::string & chat_template, gguf_metadata * md);
+
+// The built-in WordPiece vocabulary of bert (see above): its smallest n_vocab, and its
+// tokenizer.* keys for n_vocab >= synth_wpm_min_vocab() tokens.
+int synth_wpm_min_vocab();
+void synth_wpm_vocab_metadata(int n_vocab, gguf_metadata * md);
+
+// bert's pooling names ("cls", "mean", "rank") and the bert.pooling_type value of one (-1 for
+// another name).
+int synth_pooling_type(const std::string & name);
 
 // The command, from gguf_tool_main's parsed arguments (positional: "synth", OUT.gguf). Prints a
 // summary line on `out`; warnings, progress and errors on `err`. Exit codes: 0 success, 1 I/O

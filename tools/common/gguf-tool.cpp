@@ -17,7 +17,8 @@ constexpr const char * k_usage =
     "                         [--type f16|f32] [--chat-template NAME] [--threads N]\n"
     "                         [--head-dim N] [--n-expert N --n-expert-used N] [--n-ff-exp N]\n"
     "                         [--sliding-window N] [--rope-base F] [--rope-base-swa F]\n"
-    "                         [--attn-softcap F] [--final-softcap F] [--untied-output] OUT.gguf\n"
+    "                         [--attn-softcap F] [--final-softcap F] [--untied-output]\n"
+    "                         [--pooling cls|mean|rank] OUT.gguf\n"
     "\n"
     "  info     version, alignment, every metadata key (type and value; long arrays abbreviated)\n"
     "           and the tensor table (name, type, shape, offset in the data section, bytes)\n"
@@ -48,6 +49,12 @@ constexpr const char * k_usage =
     "                       q/k norms, post norms, tied output\n"
     "             phi3      fused QKV and gate/up, untied output, --sliding-window (2047),\n"
     "                       --rope-base (1e4)\n"
+    "             bert      encoder: learned positions (--n-ctx, default 512), 2 token types,\n"
+    "                       LayerNorm with biases, biased Q/K/V/O and FFN, no causal mask;\n"
+    "                       --pooling cls (default), mean, or rank (adds the cls / cls.output\n"
+    "                       classification head); a WordPiece vocabulary ([PAD] 0, [UNK] 100,\n"
+    "                       [CLS] 101, [SEP] 102, [MASK] 103, characters, letter strings) of\n"
+    "                       --n-vocab tokens (at least 208), no chat template\n"
     "\n"
 "options:\n"
     "  -t, --threads N  threads for dequant and synth (default: the number of CPUs)\n"
@@ -105,7 +112,7 @@ int gguf_tool_main(const std::vector<std::string> & args, std::FILE * out, std::
         {nullptr, "--chat-template"}, {nullptr, "--head-dim"}, {nullptr, "--n-expert"},
         {nullptr, "--n-expert-used"}, {nullptr, "--n-ff-exp"}, {nullptr, "--sliding-window"},
         {nullptr, "--rope-base"}, {nullptr, "--rope-base-swa"}, {nullptr, "--attn-softcap"},
-        {nullptr, "--final-softcap"}, {nullptr, "--untied-output", true}};
+        {nullptr, "--final-softcap"}, {nullptr, "--untied-output", true}, {nullptr, "--pooling"}};
     if (!tool_args_parse(args, specs, &parsed, &error)) return usage_error(err, error);
     if (parsed.help) {
         std::fprintf(out, "%s", k_usage);

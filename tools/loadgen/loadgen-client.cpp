@@ -2,6 +2,7 @@
 // operations of a private io_context, so that every read and write has a deadline.
 #include "loadgen/loadgen-client.h"
 
+#include "loadgen/loadgen-embeddings.h"
 #include "loadgen/loadgen-sse.h"
 
 #include <boost/asio/connect.hpp>
@@ -11,6 +12,7 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <limits>
 
 namespace asio = boost::asio;
@@ -79,9 +81,13 @@ struct loadgen_client::impl {
         return connected;
     }
 
-    loadgen_request_result attempt(const std::string & body, steady::time_point t0, bool * retryable);
+    // embedding_inputs > 0: an embeddings request of that many inputs, else a completion stream.
+    loadgen_request_result attempt(const std::string & body, int embedding_inputs, steady::time_point t0,
+                                   bool * retryable);
     void read_stream(http::response_parser<http::buffer_body> & p, steady::time_point sent, steady::time_point t0,
                      loadgen_request_result * r);
+    void read_whole(http::response_parser<http::buffer_body> & p, int inputs, steady::time_point t0,
+                    loadgen_request_result * r);
 };
 
 loadgen_client::loadgen_client(const loadgen_options & o) : impl_(std::make_unique<impl>()) {
@@ -93,12 +99,21 @@ loadgen_client::loadgen_client(const loadgen_options & o) : impl_(std::make_uniq
 loadgen_client::~loadgen_client() = default;
 
 loadgen_request_result loadgen_client::stream(const std::string & body, steady::time_point t0) {
+    return exchange(body, 0, t0);
+}
+
+loadgen_request_result loadgen_client::embed(const std::string & body, int inputs, steady::time_point t0) {
+    return exchange(body, std::max(inputs, 1), t0);
+}
+
+loadgen_request_result loadgen_client::exchange(const std::string & body, int embedding_inputs,
+                                                steady::time_point t0) {
     const bool reused = impl_->connected;
     bool retryable = false;
-    loadgen_request_result r = impl_->attempt(body, t0, &retryable);
+    loadgen_request_result r = impl_->attempt(body, embedding_inputs, t0, &retryable);
     if (reused && retryable) {
         impl_->close();
-        r = impl_->attempt(body, t0, &retryable);
+        r = impl_->attempt(body, embedding_inputs, t0, &retryable);
     }
     if (!r.error.empty()) {
         impl_->close();
@@ -144,8 +159,8 @@ void set_error_kind(bool sse, const std::string & event_error, const beast::erro
 
 }  // namespace
 
-loadgen_request_result loadgen_client::impl::attempt(const std::string & body, steady::time_point t0,
-                                                     bool * retryable) {
+loadgen_request_result loadgen_client::impl::attempt(const std::string & body, int embedding_inputs,
+                                                     steady::time_point t0, bool * retryable) {
     loadgen_request_result r;
     *retryable = false;
     if (!connected && !connect()) {
@@ -154,11 +169,13 @@ loadgen_request_result loadgen_client::impl::attempt(const std::string & body, s
         add_detail(&r.detail, resolve_error ? resolve_error.message() : connect_error.message());
         return r;
     }
-    const std::string path = o.path_prefix + (o.chat ? "/v1/chat/completions" : "/v1/completions");
+    const bool embeddings = embedding_inputs > 0;
+    std::string path = o.path_prefix;
+    path.append(embeddings ? "/v1/embeddings" : o.chat ? "/v1/chat/completions" : "/v1/completions");
     http::request<http::string_body> req{http::verb::post, path, 11};
     req.set(http::field::host, o.host + ":" + o.port);
     req.set(http::field::content_type, "application/json");
-    req.set(http::field::accept, "text/event-stream");
+    req.set(http::field::accept, embeddings ? "application/json" : "text/event-stream");
     if (!o.api_key.empty()) {
         req.set(http::field::authorization, "Bearer " + o.api_key);
     }
@@ -179,7 +196,11 @@ loadgen_request_result loadgen_client::impl::attempt(const std::string & body, s
         add_detail(&r.detail, ec.message());
         return r;
     }
-    read_stream(p, sent, t0, &r);
+    if (embeddings) {
+        read_whole(p, embedding_inputs, t0, &r);
+    } else {
+        read_stream(p, sent, t0, &r);
+    }
     if (r.error.empty() && !p.get().keep_alive()) {
         close();
     }
@@ -242,4 +263,34 @@ void loadgen_client::impl::read_stream(http::response_parser<http::buffer_body> 
         r->detail = "Content-Type: " + std::string(p.get()[http::field::content_type]) + "; " + r->detail;
     }
     set_error_kind(sse, error, ec, done, usage, r);
+}
+
+void loadgen_client::impl::read_whole(http::response_parser<http::buffer_body> & p, int inputs, steady::time_point t0,
+                                      loadgen_request_result * r) {
+    constexpr size_t k_piece = 65536;
+    std::string body;
+    beast::error_code ec;
+    while (!p.is_done()) {
+        const size_t had = body.size();
+        body.resize(had + k_piece);
+        p.get().body().data = body.data() + had;
+        p.get().body().size = k_piece;
+        ec = run([&](auto h) { http::async_read_some(stream, buf, p, std::move(h)); });
+        body.resize(had + k_piece - p.get().body().size);
+        if (ec == http::error::need_buffer) {
+            ec = {};
+        }
+        if (ec) {
+            break;
+        }
+    }
+    r->end_s = seconds_between(t0, steady::now());
+    const int status = int(p.get().result_int());
+    if (ec && status == 200) {
+        r->status = status;
+        r->error = io_error_kind(ec);
+        add_detail(&r->detail, ec.message());
+        return;
+    }
+    loadgen_check_embeddings(status, body, inputs, r);
 }

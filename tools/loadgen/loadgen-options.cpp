@@ -103,6 +103,10 @@ bool apply_value(const std::string & f, const char * v, loadgen_options * o, std
     } else if (f == "--max-tokens") {
         target = &o->max_tokens;
         lo = 1;
+    } else if (f == "--inputs") {
+        target = &o->inputs;
+        lo = 1;
+        hi = 100000;
     } else if (f == "--prompt-words") {
         target = &o->prompt_words;
     } else if (f == "--shared-prefix-words") {
@@ -120,12 +124,15 @@ bool apply_value(const std::string & f, const char * v, loadgen_options * o, std
 }  // namespace
 
 bool loadgen_parse_args(int argc, const char * const * argv, loadgen_options * o, std::string * error) {
+    bool inputs_given = false;
     for (int i = 1; i < argc; ++i) {
         const std::string f = argv[i];
         if (f == "-h" || f == "--help") {
             o->help = true;
         } else if (f == "--chat") {
             o->chat = true;
+        } else if (f == "--embeddings") {
+            o->embeddings = true;
         } else if (f == "--json") {
             o->json = true;
         } else if (f.size() > 1 && f[0] == '-') {
@@ -136,6 +143,7 @@ bool loadgen_parse_args(int argc, const char * const * argv, loadgen_options * o
             if (!apply_value(f, argv[++i], o, error)) {
                 return false;
             }
+            inputs_given = inputs_given || f == "--inputs";
         } else {
             *error = "unexpected argument '" + f + "' (see --help)";
             return false;
@@ -145,16 +153,25 @@ bool loadgen_parse_args(int argc, const char * const * argv, loadgen_options * o
         *error = "--prompt-words and --shared-prefix-words are both 0: the prompt would be empty";
         return false;
     }
+    if (o->embeddings && o->chat) {
+        *error = "--chat and --embeddings exclude each other";
+        return false;
+    }
+    if (inputs_given && !o->embeddings) {
+        *error = "--inputs applies only with --embeddings";
+        return false;
+    }
     return true;
 }
 
 std::string loadgen_usage() {
-    return R"(inferd-loadgen: closed-loop load for an OpenAI-compatible server (streaming completions).
+    return R"(inferd-loadgen: closed-loop load for an OpenAI-compatible server (streaming completions,
+or embeddings with --embeddings).
 
   inferd-loadgen --url http://127.0.0.1:8080 [-c CONCURRENCY=8] [-d SECONDS=30]
                  [--max-tokens 64] [--prompt-words 64] [--shared-prefix-words 0]
-                 [--chat] [--api-key KEY] [--model NAME] [--seed 1] [--warmup SECONDS=0]
-                 [--timeout SECONDS=600] [--json]
+                 [--chat | --embeddings [--inputs 32]] [--api-key KEY] [--model NAME]
+                 [--seed 1] [--warmup SECONDS=0] [--timeout SECONDS=600] [--json]
 
 Each of the C clients (one thread and one keep-alive connection each) sends a streaming
 request (POST /v1/completions, or /v1/chat/completions with --chat; temperature 0.8,
@@ -179,6 +196,25 @@ errors {kind: count}, error_count, completion_tokens, prompt_tokens, cached_toke
 tokens_per_s, requests_per_s, ttft_p50_ms, ttft_p99_ms, itl_p50_ms, itl_p99_ms (null without
 samples), ttft_samples, itl_samples, error_examples {kind: what the first failure of that
 kind said (response body, system error or offending event)}.
+
+--embeddings: the clients send POST /v1/embeddings instead, not streamed, with the same closed
+loop, warmup and counting: each request has --inputs N inputs (each one prompt as above, drawn
+separately: no two inputs are the same), encoding_format "float" and model when --model is
+set (--max-tokens is not used). The response is read whole and checked: status 200, a JSON
+object whose "data" has N entries with the indices 0..N-1 (in any order), each "embedding" a
+non-empty array of numbers, all of the same length, and usage.prompt_tokens a whole number.
+A request fails with one kind: connect, io, timeout, http_<code>, malformed_json (the body
+breaks one of these rules). Measured: latency (send -> whole response read, before the check),
+the inputs and usage.prompt_tokens of the successful requests. The check costs the client
+some milliseconds per MB of response before its next request: with large responses, use
+enough clients to keep the server busy. The table shows requests, ok, requests/s,
+inputs/s, prompt tokens/s, latency p50 and p99 and the errors; the --json object has the fields
+above plus mode "embeddings", inputs, inputs_per_s, prompt_tokens_per_s, latency_p50_ms,
+latency_p99_ms (null without samples) and latency_samples; of the streaming fields,
+completion_tokens, cached_tokens, tokens_per_s, ttft_samples and itl_samples are 0 and
+ttft_p50_ms, ttft_p99_ms, itl_p50_ms, itl_p99_ms null. (Without --embeddings the object has no
+mode field and none of these.)
+
 Exit status: 0 when every counted request succeeded, 1 when some failed, 2 for a usage error.
 )";
 }

@@ -7,7 +7,8 @@
 //   if (o.help) { std::fputs(loadgen_usage().c_str(), stdout); return 0; }
 //
 // loadgen_parse_args returns false with a one-line message for an unknown flag, a missing or
-// invalid value (numbers must be whole and in range; durations may be fractional) or a bad URL.
+// invalid value (numbers must be whole and in range; durations may be fractional), a bad URL,
+// --chat with --embeddings, or --inputs without --embeddings.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,8 @@ struct loadgen_options {
     int prompt_words = 64;            // each prompt's own words
     int shared_prefix_words = 0;      // words common to every prompt, before its own
     bool chat = false;                // /v1/chat/completions instead of /v1/completions
+    bool embeddings = false;          // /v1/embeddings (not streamed) instead of completions
+    int inputs = 32;                  // with embeddings: the inputs of each request
     std::string api_key;              // sent as "Authorization: Bearer KEY" when set
     std::string model;                // the request's "model" field when set
     uint64_t seed = 1;

@@ -2,6 +2,7 @@
 #include "loadgen/loadgen-run.h"
 
 #include "loadgen/loadgen-client.h"
+#include "loadgen/loadgen-embeddings.h"
 #include "loadgen/loadgen-prompt.h"
 
 #include <algorithm>
@@ -24,8 +25,13 @@ void client_loop(const loadgen_options & o, const loadgen_prompt_gen & gen, int 
         if (now >= end_s) {
             break;
         }
-        const std::string body = loadgen_request_body(o, gen.prompt(index, n, o.prompt_words));
-        loadgen_request_result r = client.stream(body, t0);
+        loadgen_request_result r;
+        if (o.embeddings) {
+            const std::string body = loadgen_embeddings_body(o, loadgen_embedding_inputs(gen, o, index, n));
+            r = client.embed(body, o.inputs, t0);
+        } else {
+            r = client.stream(loadgen_request_body(o, gen.prompt(index, n, o.prompt_words)), t0);
+        }
         const bool failed = !r.error.empty();
         if (r.start_s < o.warmup_s) {
             ++log->warmup;

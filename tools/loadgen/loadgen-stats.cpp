@@ -20,10 +20,12 @@ std::optional<double> loadgen_percentile(std::vector<double> samples, double p) 
     return samples[rank - 1];
 }
 
-loadgen_summary loadgen_summarize(const std::vector<loadgen_request_result> & results, double elapsed_s) {
+loadgen_summary loadgen_summarize(const std::vector<loadgen_request_result> & results, double elapsed_s,
+                                  bool embeddings) {
     loadgen_summary s;
     s.elapsed_s = elapsed_s;
-    std::vector<double> ttft, itl;
+    s.embeddings = embeddings;
+    std::vector<double> ttft, itl, latency;
     for (const loadgen_request_result & r : results) {
         ++s.requests;
         if (!r.error.empty()) {
@@ -36,6 +38,8 @@ loadgen_summary loadgen_summarize(const std::vector<loadgen_request_result> & re
         s.completion_tokens += r.completion_tokens;
         s.prompt_tokens += r.prompt_tokens;
         s.cached_tokens += r.cached_tokens;
+        s.inputs += r.inputs;
+        latency.push_back(r.end_s - r.start_s);
         if (r.ttft_s) {
             ttft.push_back(*r.ttft_s);
         }
@@ -44,6 +48,8 @@ loadgen_summary loadgen_summarize(const std::vector<loadgen_request_result> & re
     if (elapsed_s > 0) {
         s.tokens_per_s = double(s.completion_tokens) / elapsed_s;
         s.requests_per_s = double(s.ok) / elapsed_s;
+        s.inputs_per_s = double(s.inputs) / elapsed_s;
+        s.prompt_tokens_per_s = double(s.prompt_tokens) / elapsed_s;
     }
     s.ttft_samples = int64_t(ttft.size());
     s.itl_samples = int64_t(itl.size());
@@ -51,6 +57,9 @@ loadgen_summary loadgen_summarize(const std::vector<loadgen_request_result> & re
     s.ttft_p99_s = loadgen_percentile(ttft, 99);
     s.itl_p50_s = loadgen_percentile(itl, 50);
     s.itl_p99_s = loadgen_percentile(std::move(itl), 99);
+    s.latency_samples = int64_t(latency.size());
+    s.latency_p50_s = loadgen_percentile(latency, 50);
+    s.latency_p99_s = loadgen_percentile(std::move(latency), 99);
     return s;
 }
 
@@ -89,20 +98,32 @@ std::string loadgen_format_table(const loadgen_summary & s) {
         std::snprintf(line, sizeof line, "%-22s %s\n", name, value.c_str());
         out += line;
     };
+    auto rate = [](double v) {
+        char b[64];
+        std::snprintf(b, sizeof b, "%.2f", v);
+        return std::string(b);
+    };
     char b[64];
     std::snprintf(b, sizeof b, "%.2f s", s.elapsed_s);
     row("elapsed", b);
     row("requests", std::to_string(s.requests) + " (" + std::to_string(s.ok) + " ok)");
-    std::snprintf(b, sizeof b, "%.2f", s.requests_per_s);
-    row("requests/s", b);
-    row("completion tokens", std::to_string(s.completion_tokens));
-    std::snprintf(b, sizeof b, "%.2f", s.tokens_per_s);
-    row("generated tokens/s", b);
-    row("prompt tokens", std::to_string(s.prompt_tokens) + " (" + std::to_string(s.cached_tokens) + " cached)");
-    row("TTFT p50", ms_text(s.ttft_p50_s));
-    row("TTFT p99", ms_text(s.ttft_p99_s) + " (" + std::to_string(s.ttft_samples) + " samples)");
-    row("ITL p50", ms_text(s.itl_p50_s));
-    row("ITL p99", ms_text(s.itl_p99_s) + " (" + std::to_string(s.itl_samples) + " samples)");
+    row("requests/s", rate(s.requests_per_s));
+    if (s.embeddings) {
+        row("inputs", std::to_string(s.inputs));
+        row("inputs/s", rate(s.inputs_per_s));
+        row("prompt tokens", std::to_string(s.prompt_tokens));
+        row("prompt tokens/s", rate(s.prompt_tokens_per_s));
+        row("latency p50", ms_text(s.latency_p50_s));
+        row("latency p99", ms_text(s.latency_p99_s) + " (" + std::to_string(s.latency_samples) + " samples)");
+    } else {
+        row("completion tokens", std::to_string(s.completion_tokens));
+        row("generated tokens/s", rate(s.tokens_per_s));
+        row("prompt tokens", std::to_string(s.prompt_tokens) + " (" + std::to_string(s.cached_tokens) + " cached)");
+        row("TTFT p50", ms_text(s.ttft_p50_s));
+        row("TTFT p99", ms_text(s.ttft_p99_s) + " (" + std::to_string(s.ttft_samples) + " samples)");
+        row("ITL p50", ms_text(s.itl_p50_s));
+        row("ITL p99", ms_text(s.itl_p99_s) + " (" + std::to_string(s.itl_samples) + " samples)");
+    }
     row("errors", std::to_string(error_count(s)));
     for (const auto & [kind, n] : s.errors) {
         const auto ex = s.error_examples.find(kind);
@@ -118,7 +139,7 @@ std::string loadgen_format_json(const loadgen_summary & s) {
     for (const auto & [kind, n] : s.errors) {
         errors[kind] = n;
     }
-    const nlohmann::json j = {
+    nlohmann::json j = {
         {"elapsed_s", s.elapsed_s},
         {"requests", s.requests},
         {"ok", s.ok},
@@ -137,5 +158,14 @@ std::string loadgen_format_json(const loadgen_summary & s) {
         {"itl_samples", s.itl_samples},
         {"error_examples", s.error_examples},
     };
+    if (s.embeddings) {
+        j["mode"] = "embeddings";
+        j["inputs"] = s.inputs;
+        j["inputs_per_s"] = s.inputs_per_s;
+        j["prompt_tokens_per_s"] = s.prompt_tokens_per_s;
+        j["latency_p50_ms"] = ms_json(s.latency_p50_s);
+        j["latency_p99_ms"] = ms_json(s.latency_p99_s);
+        j["latency_samples"] = s.latency_samples;
+    }
     return j.dump();
 }

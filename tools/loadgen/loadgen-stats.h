@@ -3,7 +3,7 @@
 //
 // Usage:
 //   std::vector<loadgen_request_result> results = ...;          // from loadgen_run
-//   loadgen_summary s = loadgen_summarize(results, elapsed_s);
+//   loadgen_summary s = loadgen_summarize(results, elapsed_s);  // (.., true) for --embeddings
 //   std::fputs(loadgen_format_table(s).c_str(), stdout);        // or loadgen_format_json(s)
 //   std::optional<double> p99 = loadgen_percentile(samples, 99); // nearest rank, exact
 //
@@ -27,6 +27,7 @@
 //   "malformed_sse" a data line that is not JSON, an unexpected content type, an error object
 //   "missing_done"  the stream ended without "data: [DONE]"
 //   "missing_usage" the stream ended without the usage chunk (include_usage was requested)
+//   "malformed_json" an embeddings response that is not the expected JSON (loadgen-embeddings.h)
 struct loadgen_request_result {
     double start_s = 0;               // send time, seconds since the run started
     double end_s = 0;                 // time the response ended (or failed)
@@ -35,6 +36,7 @@ struct loadgen_request_result {
     int64_t completion_tokens = 0;    // from the usage chunk
     int64_t prompt_tokens = 0;        // from the usage chunk
     int64_t cached_tokens = 0;        // usage.prompt_tokens_details.cached_tokens when present
+    int64_t inputs = 0;               // embeddings: the inputs embedded (0 for a completion)
     int status = 0;                   // HTTP status, 0 when none was received
     std::string error;                // empty on success, else one of the kinds above
     std::string detail;               // for an error: the response body, the system message or
@@ -54,21 +56,33 @@ struct loadgen_summary {
     int64_t ttft_samples = 0, itl_samples = 0;
     std::map<std::string, int64_t> errors;  // kind → count
     std::map<std::string, std::string> error_examples;  // kind → the detail of its first failure
+    // Embeddings mode: latency is send → whole response of the successful requests.
+    bool embeddings = false;          // selects the report of the embeddings mode
+    int64_t inputs = 0;               // sum over successful requests
+    double inputs_per_s = 0;          // inputs / elapsed_s
+    double prompt_tokens_per_s = 0;   // prompt_tokens / elapsed_s
+    std::optional<double> latency_p50_s, latency_p99_s;
+    int64_t latency_samples = 0;
 };
 
 // Nearest-rank percentile of the samples (p in (0, 100]); std::nullopt when samples is empty
 // or p is out of range.
 std::optional<double> loadgen_percentile(std::vector<double> samples, double p);
 
-// Aggregates the results of a window of elapsed_s seconds (elapsed_s <= 0 gives zero rates).
-loadgen_summary loadgen_summarize(const std::vector<loadgen_request_result> & results, double elapsed_s);
+// Aggregates the results of a window of elapsed_s seconds (elapsed_s <= 0 gives zero rates);
+// embeddings selects the embeddings report in the formats below.
+loadgen_summary loadgen_summarize(const std::vector<loadgen_request_result> & results, double elapsed_s,
+                                  bool embeddings = false);
 
-// A fixed-width table, one figure per line, latencies in milliseconds.
+// A fixed-width table, one figure per line, latencies in milliseconds. In embeddings mode:
+// elapsed, requests (ok), requests/s, inputs/s, prompt tokens/s, latency p50 and p99, errors.
 std::string loadgen_format_table(const loadgen_summary & s);
 
 // One JSON object (single line, no trailing newline) with the fields:
 //   elapsed_s, requests, ok, errors {kind: count}, error_count, completion_tokens, prompt_tokens,
 //   cached_tokens, tokens_per_s, requests_per_s, ttft_p50_ms, ttft_p99_ms, itl_p50_ms,
 //   itl_p99_ms (null when there is no sample), ttft_samples, itl_samples, error_examples
-//   {kind: detail of the first failure of that kind}.
+//   {kind: detail of the first failure of that kind}. In embeddings mode also mode "embeddings",
+//   inputs, inputs_per_s, prompt_tokens_per_s, latency_p50_ms, latency_p99_ms (null when there
+//   is no sample) and latency_samples; the streaming-only fields are then 0 or null.
 std::string loadgen_format_json(const loadgen_summary & s);

@@ -31,13 +31,6 @@
 #include <string_view>
 #include <vector>
 
-// One prompt: text to tokenize, or token ids given by the client.
-struct api_prompt {
-    bool is_tokens = false;
-    std::string text = {};             // when !is_tokens (may be empty)
-    std::vector<int32_t> tokens = {};  // when is_tokens (never empty, ids >= 0)
-};
-
 struct completion_request : api_generation_options {
     std::vector<api_prompt> prompts = {};   // at least one
     int32_t max_tokens = 16;           // OpenAI's default for completions

@@ -2,6 +2,7 @@
 // streaming, stop strings, user, the sampling parameters (OpenAI's plus the extensions
 // top_k, min_p, repeat_penalty and ignore_eos), and a constraint on the output (structured
 // output: response_format, and llama-server's grammar and json_schema).
+// Also api_prompt: one prompt of a completions `prompt` or an embeddings `input`.
 //
 // Usage (after completion_request_parse / chat_request_parse filled `req`):
 //   const api_sampling_params & s = req.sampling;
@@ -20,6 +21,14 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+// One prompt (completions' `prompt`, embeddings' `input`): text to tokenize, or token ids
+// given by the client.
+struct api_prompt {
+    bool is_tokens = false;
+    std::string text = {};             // when !is_tokens (may be empty)
+    std::vector<int32_t> tokens = {};  // when is_tokens (never empty, ids >= 0)
+};
 
 struct api_logit_bias {
     int32_t token = 0;  // >= 0; below the vocabulary size (api_sampling_check_vocab)

@@ -55,6 +55,10 @@ struct server_config {
     std::string chat_template_kwargs = "{}";  // --chat-template-kwargs: a JSON object's text
     bool reasoning_split = true;     // --reasoning-format: auto (true) splits thinking into
                                      // reasoning_content; none (false) leaves it in content
+    bool embeddings = false;         // --embeddings: serve /v1/embeddings (and /v1/rerank) beside
+                                     // generation; automatic for encoder-only models
+    std::string pooling;             // --pooling: none, mean, cls, last or rank; "" = the model's
+    bool embd_normalize = true;      // --embd-normalize: l2 (true) or none
     int ctx_size = 0;                // -c/--ctx-size: KV cache cells; 0 = the model's trained length
     int parallel = 4;                // -np/--parallel: slots decoded together (1..256)
     int threads = 0;                 // -t/--threads: compute threads; config_parse sets the

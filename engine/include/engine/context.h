@@ -1,5 +1,5 @@
-// engine/context.h — decoding: batches of tokens in, logits out, through the KV cache and the
-// backend scheduler.
+// engine/context.h — decoding: batches of tokens in, logits (or embeddings) out, through the KV
+// cache and the backend scheduler.
 //
 // Usage:
 //   context_params cp; cp.n_ctx = 2048; cp.n_threads = 2;
@@ -8,6 +8,13 @@
 //   for (size_t i = 0; i < ids.size(); ++i) b.add(ids[i], int32_t(i), /*seq=*/0, i + 1 == ids.size());
 //   int st = ctx.decode(b);                             // 0 ok, 1 no KV space, < 0 invalid
 //   const float * row = ctx.logits(int32_t(ids.size()) - 1);   // n_vocab floats
+//
+//   // Embeddings: several texts as sequences of one decode, one pooled vector each.
+//   context_params ep; ep.embeddings = true; ep.n_seq_max = 32; ep.n_batch = ep.n_ubatch = 4096;
+//   context emb(*m, ep);                                // pooling: the model's (bert: cls)
+//   for (int32_t s = 0; s < n_texts; ++s)
+//       for (size_t i = 0; i < text_ids[s].size(); ++i) b.add(text_ids[s][i], int32_t(i), s, true);
+//   if (emb.decode(b) == 0) { const float * v = emb.embeddings_seq(0); /* n_embd_out() floats */ }
 //
 // decode() validates the batch (status -1, last_error() says why: empty, larger than n_batch,
 // token id outside the vocabulary, sequence id >= n_seq_max, negative position, a position past
@@ -55,6 +62,24 @@ struct context_params {
     bool flash_attn = false;
     bool op_offload = true;    // large batches may run on a GPU for CPU-resident weights
     uint32_t kv_pad = 256;     // attention covers the used cells rounded up to this
+
+    // Embeddings instead of logits: the last hidden states (after the final norm), pooled per
+    // sequence as `pooling` says (unspecified: the model's pooling_type, none when the file has
+    // none; rank needs the model's classification head, else the constructor throws). Such a
+    // context has no KV cache: each decode() computes its sequences on their own — a sequence's
+    // tokens are all in that one call, in increasing position order, and go into one ubatch
+    // (decode_invalid, saying why, for a sequence longer than n_ubatch or n_ctx or one whose
+    // positions do not increase), attending only to tokens of the same sequence (causal or not as
+    // `causal` says; unspecified: the model's, i.e. non-causal for encoders such as bert, causal
+    // for decoders). Sequences go into ubatches longest first, as many as fit n_ubatch attention
+    // slots of the longest one's length (32 sequences of 128 tokens: one ubatch of 4096 with
+    // n_ubatch 4096); attention costs per sequence, never across the ubatch. n_ctx bounds a
+    // sequence's length only (with learned positions a larger n_ctx is lowered to the model's).
+    // The sequence operations do nothing there, kv() reports an empty one-cell cache and
+    // logits() gives nullptr. A model without an output layer (bert) needs embeddings = true.
+    bool embeddings = false;
+    pooling_type pooling = pooling_type::unspecified;
+    int8_t causal = -1;        // -1: the model's; 0: every token sees its whole sequence; 1: causal
 };
 
 // One decode call's tokens. seq_id: one sequence per token (share a prefix with seq_cp).
@@ -73,6 +98,9 @@ struct llm_batch {
     size_t size() const { return tokens.size(); }
 };
 
+// Scales v to unit L2 norm, as embeddings are usually served (a zero vector stays zero).
+void embd_l2_normalize(std::vector<float> & v);
+
 enum decode_status : int { decode_ok = 0, decode_no_kv_space = 1, decode_invalid = -1, decode_compute_failed = -2 };
 
 class context {
@@ -87,6 +115,18 @@ public:
 
     // Logits of batch token i of the last decode (n_vocab floats); nullptr when it did not ask.
     const float * logits(int32_t i) const;
+    // Embeddings contexts. Pooling none: the hidden state of batch token i of the last decode
+    // (n_embd floats) when its output flag was set, else nullptr. Other poolings: the pooled
+    // vector of sequence seq of the last decode (n_embd_out() floats; rank: the scores), nullptr
+    // when seq was not in it (pooling ignores the output flags: every token of the sequence
+    // counts). Both nullptr for the other kind of pooling, for logits contexts and after a
+    // failed decode. Raw vectors: not normalized.
+    const float * embeddings(int32_t i) const;
+    const float * embeddings_seq(int32_t seq) const;
+    // Length of a pooled vector: n_embd, or the classification head's outputs for rank.
+    int32_t n_embd_out() const;
+    // The pooling in effect (the model's when params said unspecified); none for logits contexts.
+    pooling_type pooling() const;
     int32_t n_vocab() const;
     uint32_t n_ctx() const;
     const context_params & params() const;

@@ -43,10 +43,17 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-enum class llm_arch { llama, qwen2, gpt2, qwen3, qwen3moe, gemma2, gemma3, phi3 };
+enum class llm_arch { llama, qwen2, gpt2, qwen3, qwen3moe, gemma2, gemma3, phi3, bert };
 const char * llm_arch_name(llm_arch arch);
 
 enum class rope_scaling_type { none, linear, yarn };
+
+// How an embeddings context turns a sequence's last hidden states into one vector:
+// none: no pooling, one row per token (embeddings()); mean: the average of the sequence's rows;
+// cls: its first token's row; last: its last token's row; rank: a reranker's score(s) from the
+// first token's row through the model's classification head (cls, cls.output).
+enum class pooling_type : int8_t { unspecified = -1, none = 0, mean = 1, cls = 2, last = 3, rank = 4 };
+const char * pooling_type_name(pooling_type p);  // "none", "mean", "cls", "last", "rank", "unspecified"
 
 struct model_hparams {
     llm_arch arch = llm_arch::llama;
@@ -94,6 +101,14 @@ struct model_hparams {
     float final_softcap = 0.0f;
     float embd_scale = 0.0f;  // input embeddings multiplied by it (0: not scaled)
 
+    // Embeddings: the file's pooling (`<arch>.pooling_type`: 0 none, 1 mean, 2 cls, 3 last,
+    // 4 rank; unspecified when absent), whether attention is causal (`<arch>.attention.causal`;
+    // absent: true, except for encoders such as bert), and the classification head's outputs
+    // (the rows of cls.output; 0 without a head).
+    pooling_type pooling = pooling_type::unspecified;
+    bool causal_attn = true;
+    uint32_t n_cls_out = 0;
+
     uint32_t n_embd_k_gqa() const { return n_embd_head_k * n_head_kv; }
     uint32_t n_embd_v_gqa() const { return n_embd_head_v * n_head_kv; }
     uint32_t n_gqa() const { return n_head / n_head_kv; }
@@ -126,6 +141,11 @@ struct model_layer {
     ggml_tensor * attn_k_norm = nullptr;  // [head_k]
     ggml_tensor * attn_post_norm = nullptr;  // [n_embd] after attention (gemma)
     ggml_tensor * ffn_post_norm = nullptr;   // [n_embd] after the feed-forward (gemma)
+    // post-norm blocks (bert): LayerNorm after the attention's residual and after the block's
+    ggml_tensor * attn_out_norm = nullptr;   // [n_embd]
+    ggml_tensor * attn_out_norm_b = nullptr;
+    ggml_tensor * layer_out_norm = nullptr;  // [n_embd]
+    ggml_tensor * layer_out_norm_b = nullptr;
     // mixture of experts
     ggml_tensor * ffn_gate_inp = nullptr;   // [n_embd, n_expert] router
     ggml_tensor * ffn_gate_exps = nullptr;  // [n_embd, n_ff_exp, n_expert]
@@ -135,10 +155,18 @@ struct model_layer {
 
 struct model_weights {
     ggml_tensor * tok_embd = nullptr;       // [n_embd, n_vocab]
-    ggml_tensor * pos_embd = nullptr;       // [n_embd, n_ctx_train] (gpt2)
+    ggml_tensor * pos_embd = nullptr;       // [n_embd, n_ctx_train] (gpt2, bert)
+    ggml_tensor * type_embd = nullptr;      // [n_embd, n_token_types] token type embeddings (bert)
+    ggml_tensor * tok_norm = nullptr;       // [n_embd] LayerNorm of the input embeddings (bert)
+    ggml_tensor * tok_norm_b = nullptr;
     ggml_tensor * output_norm = nullptr;    // [n_embd]
     ggml_tensor * output_norm_b = nullptr;
-    ggml_tensor * output = nullptr;         // [n_embd, n_vocab]; tok_embd when tied
+    ggml_tensor * output = nullptr;         // [n_embd, n_vocab]; tok_embd when tied; nullptr: no logits (bert)
+    // Classification head (rerankers): dense + tanh, then the output layer; each optional.
+    ggml_tensor * cls = nullptr;            // [n_embd, n_embd]
+    ggml_tensor * cls_b = nullptr;          // [n_embd]
+    ggml_tensor * cls_out = nullptr;        // [n_embd, n_cls_out]
+    ggml_tensor * cls_out_b = nullptr;      // [n_cls_out]
     ggml_tensor * rope_freqs = nullptr;     // [n_rot / 2] RoPE frequency factors (Llama 3.1+), optional
     // LongRoPE (phi3): factors for contexts beyond the original training context and within it
     ggml_tensor * rope_long = nullptr;      // [n_rot / 2], optional

@@ -11,8 +11,13 @@
 //
 // SentencePiece-style vocabularies (tokenizer.ggml.model "llama") use tokenizer-spm.h; byte-level
 // BPE ("gpt2") uses tokenizer-bpe.h with the pre-tokenizer named by tokenizer.ggml.pre (an empty
-// or "default" name means GPT-2's, and init() records a warning). add_special adds BOS and EOS as
-// the vocabulary's add_bos / add_eos flags say. The vocab must outlive the tokenizer.
+// or "default" name means GPT-2's, and init() records a warning); WordPiece ("bert") uses
+// tokenizer-wpm.h. add_special adds BOS and EOS as the vocabulary's add_bos / add_eos flags say
+// (WordPiece: [CLS] and [SEP]). parse_special: control tokens are matched in the text (never for
+// WordPiece, whose special names stay ordinary text). The vocab must outlive the tokenizer.
+//
+// BERT-style pairs (a cross-encoder's [CLS] query [SEP] document [SEP]): tokenize query and
+// document with add_special = false and join them with get_vocab().cls_id() / sep_id().
 #pragma once
 
 #include "engine/tokenizer-bpe.h"
@@ -35,11 +40,15 @@ public:
     const std::vector<std::string> & warnings() const { return warnings_; }
 
     std::vector<int32_t> tokenize(std::string_view text, bool add_special, bool parse_special) const;
+    // A cross-encoder's input: [CLS] query [SEP] document [SEP], the two tokenized apart without
+    // special tokens (BOS and EOS in place of [CLS] and [SEP] when the vocabulary has none).
+    std::vector<int32_t> tokenize_pair(std::string_view query, std::string_view document) const;
     // The bytes one token contributes to the output (control tokens: "" unless render_special).
     // SPM pieces keep their leading space (no leading-space removal for a single piece).
     std::string token_to_piece(int32_t id, bool render_special = false) const;
     // False (and *error naming the position and the id) for an id outside the vocabulary.
-    // remove_leading_space: SPM only, drop the space the tokenizer added before the first word.
+    // remove_leading_space: SPM and WordPiece, drop the space the tokenizer added before the
+    // first word.
     bool detokenize(std::span<const int32_t> ids, std::string * out, std::string * error,
                     bool render_special = false, bool remove_leading_space = true) const;
 

@@ -11,9 +11,10 @@
 //   int32_t b = v.byte_token(0x0A);          // token of one raw byte (SPM <0x0A>, BPE "Ċ")
 //
 // Keys read: tokenizer.ggml.model (required: "llama" → SentencePiece-style, "gpt2" → byte-level
-// BPE, "no_vocab" / "none" → no tokenizer), tokenizer.ggml.pre, tokenizer.ggml.tokens
-// (required), tokenizer.ggml.scores, tokenizer.ggml.token_type, tokenizer.ggml.merges (BPE),
-// tokenizer.ggml.{bos,eos,unknown,padding,seperator/separator,eot}_token_id,
+// BPE, "bert" → WordPiece, "no_vocab" / "none" → no tokenizer), tokenizer.ggml.pre,
+// tokenizer.ggml.tokens (required), tokenizer.ggml.scores, tokenizer.ggml.token_type,
+// tokenizer.ggml.merges (BPE),
+// tokenizer.ggml.{bos,eos,unknown,padding,seperator/separator,eot,cls,mask}_token_id,
 // tokenizer.ggml.add_bos_token, tokenizer.ggml.add_eos_token, tokenizer.ggml.add_space_prefix,
 // general.name (see below). Array lengths that disagree, ids out of range, merges naming unknown
 // tokens: load() fails with a message naming the key. A vocab is immutable after load(): usable
@@ -27,6 +28,11 @@
 //   only when special tokens are parsed, so plain text that spells it stays plain text.
 // - eot_id: tokenizer.ggml.eot_token_id, else the first of <|eot_id|>, <|im_end|>, <|end|>,
 //   <end_of_turn>, <|endoftext|>, … found in the vocabulary.
+// - WordPiece ("bert"): the special ids default to BERT's ([PAD] 0, [UNK] 100, [CLS] 101,
+//   [SEP] 102, [MASK] 103) where the file names none. A text is [CLS] pieces [SEP]: bos_id() is
+//   the [CLS] id and eos_id() the [SEP] id (the same as cls_id() and sep_id()), and add_bos() and
+//   add_eos() are true, so that tokenize(text, add_special = true) adds them; [SEP] thereby
+//   counts as end of generation.
 // - Phi-3 (general.name containing "phi-3" or "phi3", any case): whitespace right after a matched
 //   special token is dropped (vocab_token::rstrip), except after <unk>, <s> and <|endoftext|>.
 #pragma once
@@ -45,6 +51,7 @@ enum class vocab_type {
     none,  // no tokenizer in the file
     spm,   // SentencePiece-style (tokenizer.ggml.model = "llama")
     bpe,   // byte-level BPE (tokenizer.ggml.model = "gpt2")
+    wpm,   // WordPiece (tokenizer.ggml.model = "bert"; engine/tokenizer-wpm.h)
 };
 
 // Token attribute as stored in tokenizer.ggml.token_type.
@@ -99,6 +106,8 @@ public:
     bool is_special(int32_t id) const;
 
     int32_t token_id(std::string_view text) const;  // -1 when absent
+    // The longest token text, in bytes.
+    size_t max_token_size() const { return max_token_size_; }
 
     // The token standing for one raw byte: SPM "<0xXX>"; BPE the GPT-2 byte-to-unicode character
     // of that byte. -1 when the vocabulary has none.
@@ -118,6 +127,8 @@ public:
     int32_t unk_id() const { return unk_; }
     int32_t pad_id() const { return pad_; }
     int32_t sep_id() const { return sep_; }
+    int32_t cls_id() const { return cls_; }    // WordPiece: [CLS], the first token of a text
+    int32_t mask_id() const { return mask_; }
     bool add_bos() const { return add_bos_; }
     bool add_eos() const { return add_eos_; }
     bool add_space_prefix() const { return add_space_prefix_; }
@@ -139,7 +150,8 @@ private:
     int32_t byte_tokens_[256];  // -1 where absent
     std::vector<int32_t> special_by_length_;
     std::vector<int32_t> eog_;
-    int32_t bos_ = -1, eos_ = -1, eot_ = -1, unk_ = -1, pad_ = -1, sep_ = -1;
+    int32_t bos_ = -1, eos_ = -1, eot_ = -1, unk_ = -1, pad_ = -1, sep_ = -1, cls_ = -1, mask_ = -1;
+    size_t max_token_size_ = 0;
     bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false;
 
     bool load_tokens(const gguf_metadata & md, std::string * error);

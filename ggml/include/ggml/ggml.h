@@ -294,14 +294,16 @@ ggml_tensor * ggml_div(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b);
 // tanh element-wise over F32/F16/BF16 (result has a's type).
 ggml_tensor * ggml_tanh(ggml_context * ctx, ggml_tensor * a);
 
-// Fused attention. q F32 [D, n_q, n_head, 1] (any strides, e.g. a permuted view);
-// k [D, n_kv, n_head_kv, 1] and v [Dv, n_kv, n_head_kv, 1] of type F16, F32 or Q8_0 with
-// rows (dim 0) contiguous — typically views of a KV cache whose row c holds all heads of
-// cell c (nb1 = cache row size, nb2 = one head's bytes); n_head % n_head_kv == 0 (head h
-// reads kv head h / (n_head / n_head_kv)); mask nullptr or F32/F16 [n_kv, >= n_q] (rows
-// past n_q unused), broadcast over heads, -INFINITY excludes a cell.
-// Result F32 [Dv, n_head, n_q, 1], contiguous:
-//   dst[:, h, i] = sum_j softmax_j(scale * q[:, i, h] . k[:, j, h'] + mask[j, i]) * v[:, j, h']
+// Fused attention. q F32 [D, n_q, n_head, n_batch] (any strides, e.g. a permuted view);
+// k [D, n_kv, n_head_kv, n_batch] and v [Dv, n_kv, n_head_kv, n_batch] of type F16, F32 or
+// Q8_0 with rows (dim 0) contiguous — typically views of a KV cache whose row c holds all heads
+// of cell c (nb1 = cache row size, nb2 = one head's bytes); n_head % n_head_kv == 0 (head h
+// reads kv head h / (n_head / n_head_kv)); mask nullptr or F32/F16 [n_kv, >= n_q, 1, 1 or
+// n_batch] (rows past n_q unused), broadcast over heads (and over the batch when its dim 3 is
+// 1), -INFINITY excludes a cell. Batch b (dim 3: independent attention problems of one shape,
+// e.g. one sequence each) reads only q, k, v and mask of its own b.
+// Result F32 [Dv, n_head, n_q, n_batch], contiguous:
+//   dst[:, h, i, b] = sum_j softmax_j(scale * q[:, i, h, b] . k[:, j, h', b] + mask[j, i, b]) * v[:, j, h', b]
 // computed in F32 (k, v converted to F32; q never rounded); a row whose mask excludes every
 // cell gives zeros. logit_softcap > 0 caps the scores before the mask is added (Gemma 2):
 // s = logit_softcap * tanh(scale * q . k / logit_softcap); 0 leaves them as they are.

@@ -49,6 +49,12 @@
 // sentence of the grammar; also with ignore_eos); max_tokens and a full context still give
 // `length`.
 //
+// Embeddings (params.embeddings): a second context without a KV cache computes embedding
+// requests, whole inputs packed as sequences into one decode per step: at most one ubatch while
+// generation requests run (so they wait at most that long), up to n_batch tokens otherwise. An
+// input is never split; requests are served in order. With params.generation false there is no
+// generation context at all (encoder-only models): submit() refuses every request.
+//
 // Sinks are called on the batch loop thread only and must not block.
 #pragma once
 
@@ -117,10 +123,24 @@ struct gen_request {
     std::shared_ptr<gen_sink> sink;
 };
 
+// Embedding requests: inputs (token ids) in, one vector per input out (pooled by the embeddings
+// context: mean, cls, last, or the rank score).
+struct embd_request {
+    std::vector<std::vector<int32_t>> inputs;  // each non-empty and at most embd_max_tokens()
+    // Called once, on the batch loop thread: the vectors in input order (empty with a message on
+    // failure or cancellation).
+    std::function<void(std::vector<std::vector<float>> vectors, const std::string & error)> done;
+    std::function<bool()> cancelled;  // optional: polled between steps; true drops the request
+};
+
 struct batch_loop_params {
     context_params ctx;            // n_ctx, n_batch (tokens per step), n_ubatch, threads, KV types
     uint32_t n_parallel = 4;       // slots
     uint32_t max_queue = 64;       // requests that may wait beyond the free slots; more: refused
+    bool generation = true;        // false: no generation context (encoder-only models)
+    bool embeddings = false;       // a second context computes embedding requests
+    pooling_type pooling = pooling_type::unspecified;  // of the embeddings context
+    uint32_t embd_max_tokens = 8192;  // the longest embedding input (also bounded by n_ctx)
 };
 
 struct batch_loop_stats {
@@ -152,9 +172,19 @@ public:
     // Called after every decode step with the batch size (on the loop thread), for metrics.
     void set_step_observer(std::function<void(int32_t n_tokens)> f);
 
+    // Queues an embedding request (thread-safe). False with *why when the loop has no
+    // embeddings context, the queue is full, or an input is empty, too long or outside the
+    // vocabulary; `done` is not called then.
+    bool submit_embeddings(embd_request r, std::string * why);
+
     batch_loop_stats stats() const;  // thread-safe
-    uint32_t n_ctx() const;
+    uint32_t n_ctx() const;          // the generation context's (embeddings only: embd_max_tokens)
     uint32_t n_parallel() const;
+    bool has_generation() const;
+    bool has_embeddings() const;
+    uint32_t embd_max_tokens() const;  // the longest embedding input
+    int32_t embd_size() const;         // floats per embedding vector
+    pooling_type embd_pooling() const;
 
 private:
     struct impl;
