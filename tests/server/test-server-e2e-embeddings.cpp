@@ -1,6 +1,6 @@
 // End-to-end: /v1/embeddings and /v1/rerank through the real inferd against the reference
 // embeddings of ../shared/testdata/reference (cosine >= 0.9999; rerank scores within 0.02): an
-// encoder served on its own (tiny-bert, CLS pooling and a reranker), a decoder as an embedder
+// encoder served on its own (tiny-bert, CLS and mean pooling, and a reranker), a decoder as an embedder
 // beside generation (tiny-qwen2, last and mean pooling) with embeddings computed while completions
 // stream; the inputs batched together and one at a time; errors that name the input.
 #include "server/inferd-process.h"
@@ -96,6 +96,15 @@ TEST(server_e2e_embeddings, bert_cls_and_errors) {
     EXPECT_EQ(post(p, "/v1/embeddings", {{"input", "x"}, {"dimensions", 129}}, 400)["error"]["param"], "dimensions");
     EXPECT_EQ(post(p, "/v1/embeddings", {{"input", {{1, 99999}}}}, 400)["error"]["param"], "input");
     post(p, "/v1/rerank", {{"query", "q"}, {"documents", {"d"}}}, 400);
+    EXPECT_EQ(p.terminate(), 0);
+}
+
+// --pooling overrides the file's: tiny-bert with mean pooling.
+TEST(server_e2e_embeddings, bert_mean_by_flag) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    inferd_process p({"-m", dir + "/models/tiny-bert-f16.gguf", "--pooling", "mean", "-t", "2"});
+    ASSERT_TRUE(p.wait_ready()) << p.log();
+    check_embeddings(p, reference(dir, "tiny-bert-f16.mean"));
     EXPECT_EQ(p.terminate(), 0);
 }
 
