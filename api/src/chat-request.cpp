@@ -182,13 +182,7 @@ const char * api_chat_role_name(api_chat_role role) {
 }
 
 std::optional<api_error> chat_request_parse(std::string_view body, chat_request & out) {
-    try {
-        nlohmann::json j;
-        if (auto err = json_parse_object(body, j)) {
-            return err;
-        }
-        chat_request req;
-        json_reader r(j);
+    return json_parse_request(body, out, [&](json_reader & r, chat_request & req) {
         json_ordered_body ordered(body);
         api_read_generation_options(r, body, req);
         read_messages(r, ordered, req.messages);
@@ -196,12 +190,5 @@ std::optional<api_error> chat_request_parse(std::string_view body, chat_request 
         read_template_kwargs(r, req);
         chat_read_tools(r, ordered, req);
         read_reasoning(r, req);
-        if (r.error()) {
-            return r.error();
-        }
-        out = std::move(req);
-        return std::nullopt;
-    } catch (const nlohmann::json::exception & e) {
-        return api_error_invalid_request(std::string("The request could not be read: ") + e.what());
-    }
+    });
 }

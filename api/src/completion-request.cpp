@@ -13,26 +13,13 @@ constexpr int64_t token_id_max = std::numeric_limits<int32_t>::max();
 }  // namespace
 
 std::optional<api_error> completion_request_parse(std::string_view body, completion_request & out) {
-    try {
-        nlohmann::json j;
-        if (auto err = json_parse_object(body, j)) {
-            return err;
-        }
-        completion_request req;
-        json_reader r(j);
+    return json_parse_request(body, out, [&](json_reader & r, completion_request & req) {
         api_read_generation_options(r, body, req);
         api_read_prompts(r, "prompt", req.prompts);
         r.integer("max_tokens", 0, token_id_max, req.max_tokens);
         r.integer("logprobs", 0, api_max_logprobs, req.logprobs);
         r.boolean("echo", req.echo);
-        if (r.error()) {
-            return r.error();
-        }
-        out = std::move(req);
-        return std::nullopt;
-    } catch (const nlohmann::json::exception & e) {
-        return api_error_invalid_request(std::string("The request could not be read: ") + e.what());
-    }
+    });
 }
 
 std::optional<api_error> completion_request_check_vocab(const completion_request & req, int32_t n_vocab) {

@@ -99,13 +99,7 @@ void append_base64_floats(std::string & out, const std::vector<float> & v) {
 }  // namespace
 
 std::optional<api_error> embeddings_request_parse(std::string_view body, embeddings_request & out) {
-    try {
-        nlohmann::json j;
-        if (auto err = json_parse_object(body, j)) {
-            return err;
-        }
-        embeddings_request req;
-        json_reader r(j);
+    return json_parse_request(body, out, [&](json_reader & r, embeddings_request & req) {
         r.string("model", req.model);
         api_read_prompts(r, "input", req.inputs);
         if (!r.error() && req.inputs.size() > embeddings_max_inputs) {
@@ -115,14 +109,7 @@ std::optional<api_error> embeddings_request_parse(std::string_view body, embeddi
         read_encoding_format(r, req.base64);
         r.integer("dimensions", 1, std::numeric_limits<int32_t>::max(), req.dimensions);
         r.string("user", req.user);
-        if (r.error()) {
-            return r.error();
-        }
-        out = std::move(req);
-        return std::nullopt;
-    } catch (const nlohmann::json::exception & e) {
-        return api_error_invalid_request(std::string("The request could not be read: ") + e.what());
-    }
+    });
 }
 
 std::optional<api_error> embeddings_request_check_vocab(const embeddings_request & req, int32_t n_vocab) {

@@ -73,3 +73,26 @@ private:
 
 // An integer in [lo, hi] from `v`; false (out untouched) when v is anything else.
 bool json_integer_in(const nlohmann::json & v, int64_t lo, int64_t hi, int64_t & out);
+
+// A request body parsed into a fresh T by read(json_reader &, T &): `out` is assigned only when
+// the body is a JSON object and read() left no error; otherwise the error to send (the reader's
+// first failure, or a 400 for a malformed body). Never throws.
+template <class T, class Read>
+std::optional<api_error> json_parse_request(std::string_view body, T & out, Read && read) {
+    try {
+        nlohmann::json j;
+        if (auto err = json_parse_object(body, j)) {
+            return err;
+        }
+        T req;
+        json_reader r(j);
+        read(r, req);
+        if (r.error()) {
+            return r.error();
+        }
+        out = std::move(req);
+        return std::nullopt;
+    } catch (const nlohmann::json::exception & e) {
+        return api_error_invalid_request(std::string("The request could not be read: ") + e.what());
+    }
+}

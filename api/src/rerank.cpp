@@ -76,13 +76,7 @@ double score_json(double s) {
 }  // namespace
 
 std::optional<api_error> rerank_request_parse(std::string_view body, rerank_request & out) {
-    try {
-        nlohmann::json j;
-        if (auto err = json_parse_object(body, j)) {
-            return err;
-        }
-        rerank_request req;
-        json_reader r(j);
+    return json_parse_request(body, out, [&](json_reader & r, rerank_request & req) {
         r.string("model", req.model);
         if (!r.error() && !r.find("query")) {
             r.fail(api_error_invalid_request("'query' is required.", "query"));
@@ -91,14 +85,7 @@ std::optional<api_error> rerank_request_parse(std::string_view body, rerank_requ
         read_documents(r, req.documents);
         r.integer("top_n", 1, std::numeric_limits<int32_t>::max(), req.top_n);
         r.boolean("return_documents", req.return_documents);
-        if (r.error()) {
-            return r.error();
-        }
-        out = std::move(req);
-        return std::nullopt;
-    } catch (const nlohmann::json::exception & e) {
-        return api_error_invalid_request(std::string("The request could not be read: ") + e.what());
-    }
+    });
 }
 
 void rerank_sort_and_cut(std::vector<rerank_result> & results, std::optional<int32_t> top_n) {

@@ -7,27 +7,14 @@
 #include <limits>
 
 std::optional<api_error> tokenize_request_parse(std::string_view body, tokenize_request & out) {
-    try {
-        nlohmann::json j;
-        if (auto err = json_parse_object(body, j)) {
-            return err;
-        }
-        tokenize_request req;
-        json_reader r(j);
+    return json_parse_request(body, out, [](json_reader & r, tokenize_request & req) {
         if (!r.find("content")) {
-            return api_error_invalid_request("'content' is required.", "content");
+            return r.fail(api_error_invalid_request("'content' is required.", "content"));
         }
         r.string("content", req.content);
         r.boolean("add_special", req.add_special);
         r.boolean("with_pieces", req.with_pieces);
-        if (r.error()) {
-            return r.error();
-        }
-        out = std::move(req);
-        return std::nullopt;
-    } catch (const nlohmann::json::exception & e) {
-        return api_error_invalid_request(std::string("The request could not be read: ") + e.what());
-    }
+    });
 }
 
 std::optional<api_error> detokenize_request_parse(std::string_view body, detokenize_request & out) {
