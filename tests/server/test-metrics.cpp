@@ -1,5 +1,5 @@
 // The Prometheus registry (exposition text, escaping, registration checks, concurrency) and
-// server_metrics (every family of issue 6, item 8), checked by promtool when it is installed.
+// server_metrics (every metric family the server exports), checked by promtool when it is installed.
 #include "server/metrics.h"
 
 #include <gtest/gtest.h>
