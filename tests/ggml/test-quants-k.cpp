@@ -699,8 +699,7 @@ TEST(QuantsK, Q8KQuantizesActivations) {
 // ---------------------------------------------------------------- against shipped files
 
 // Per-tensor RMSE against the F32 source: ours must be no worse than that of the files
-// quantized by an established quantizer (5% worse would still be acceptable; ours is lower,
-// so any regression shows).
+// quantized by an established quantizer (ours is lower, so any regression shows).
 TEST(QuantsK, QualityMatchesShippedFiles) {
     INFERD_REQUIRE_TESTDATA(dir);
     gguf_open_options opts;
