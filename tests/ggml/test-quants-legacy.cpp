@@ -553,7 +553,7 @@ TEST(QuantsLegacyFiles, DequantizationMatchesReferenceBitForBit) {
 }
 
 // Against llama.cpp's quantization of the same F32 weights: the reference quantizer writes the
-// very same bytes, and the quality quantizer has a lower RMSE (at most 1.05x would still pass).
+// very same bytes, and the quality quantizer has a lower RMSE.
 TEST(QuantsLegacyFiles, QuantizersAgainstShippedFiles) {
     INFERD_REQUIRE_TESTDATA(dir);
     const std::vector<legacy_case> cases = legacy_cases();
