@@ -9,9 +9,9 @@ JINJA_FUZZ_SECONDS ?= 45
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-# Other targets: demo-tensor (the tensor-library demo), bench (the CPU speed table), bench-kernels,
-# bench-grammar.
-.PHONY: all deps configure build serve demo-tensor test test-release test-asan test-fuzz bench bench-kernels bench-grammar gpu-check clean
+# Other targets: demo-tensor (the tensor-library demo), bench (the CPU speed table), bench-compare
+# (the same side by side with the reference engine), bench-kernels, bench-grammar.
+.PHONY: all deps configure build serve demo-tensor test test-release test-asan test-fuzz bench-models bench bench-compare bench-kernels bench-grammar gpu-check clean
 
 all: build
 
@@ -70,16 +70,27 @@ BENCH_DIR     ?= $(BUILD)/bench-models
 BENCH_THREADS ?= 2
 BENCH_REPS    ?= 5
 BENCH_MODEL    = $(BENCH_DIR)/tinyllama-synth
-bench: build
+bench-models: build
 	@mkdir -p $(BENCH_DIR)
 	@if [ ! -f $(BENCH_MODEL)-f16.gguf ]; then ./$(BUILD)/tools/inferd-gguf synth --arch llama --n-embd 2048 \
 		--n-layer 22 --n-head 32 --n-head-kv 4 --n-ff 5632 --n-vocab 32000 $(BENCH_MODEL)-f16.gguf; fi
 	@for t in q8_0 q4_k_m; do [ -f $(BENCH_MODEL)-$$t.gguf ] || \
 		./$(BUILD)/tools/inferd-quantize $(BENCH_MODEL)-f16.gguf $(BENCH_MODEL)-$$t.gguf $$t || exit 1; done
+
+bench: bench-models
 	./$(BUILD)/tools/inferd-bench -m $(BENCH_MODEL)-q4_k_m.gguf,$(BENCH_MODEL)-q8_0.gguf,$(BENCH_MODEL)-f16.gguf \
 		-p 512 -n 128 -t $(BENCH_THREADS) -r $(BENCH_REPS) -fa 1
 	./$(BUILD)/tools/inferd-bench -m $(BENCH_MODEL)-q4_k_m.gguf -p 0 -n 128 -d 4096 -fa 0,1 \
 		-t $(BENCH_THREADS) -r $(BENCH_REPS)
+
+# The same models side by side with the reference engine's llama-bench (built outside the
+# repository by ../shared/tools/reference-engine.sh; LLAMA_BENCH=path/to/llama-bench): pp512,
+# tg128 and tg128 after 4096 tokens, each engine at its better -fa setting, one table of ratios.
+bench-compare: bench-models
+	@[ -n "$(LLAMA_BENCH)" ] || { echo "bench-compare: set LLAMA_BENCH=path/to/llama-bench"; exit 2; }
+	python3 tools/bench-compare.py --llama-bench $(LLAMA_BENCH) --inferd-bench ./$(BUILD)/tools/inferd-bench \
+		-t $(BENCH_THREADS) -r $(BENCH_REPS) -p 512 -n 128 -d 0,4096 \
+		$(BENCH_MODEL)-q4_k_m.gguf $(BENCH_MODEL)-q8_0.gguf $(BENCH_MODEL)-f16.gguf
 
 # Kernel benchmarks (Google Benchmark): mat-vec / mat-mat GFLOP/s and GB/s, read bandwidth.
 bench-kernels: build
