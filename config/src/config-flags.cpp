@@ -138,8 +138,7 @@ const config_flag k_flags[] = {
      true, false, false, config_flag_action::set, apply_reasoning_format, nullptr,
      [](const server_config & d) { return std::string(d.reasoning_split ? "auto" : "none"); }},
     {"Model and engine", "embeddings", "", nullptr, "INFERD_EMBEDDINGS",
-     "serve POST /v1/embeddings (and /v1/rerank for reranking models) beside generation; on by itself for "
-     "encoder-only models",
+     "serve POST /v1/embeddings and /v1/rerank beside generation (on by itself for encoder-only models)",
      true, false, false, config_flag_action::set,
      [](server_config & c, std::string_view v, std::string * e) { return config_parse_bool(v, &c.embeddings, e); },
      nullptr, [](const server_config & d) { return std::string(d.embeddings ? "on" : "off"); }},
