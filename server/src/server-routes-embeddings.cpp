@@ -29,7 +29,10 @@ std::shared_ptr<server_app::impl::embd_reply> server_app::impl::embd_reply_for(c
     reply->res = res;
     reply->path = req.path;
     reply->t0 = t0;
-    res->on_close([reply] { reply->cancelled = true; });
+    std::weak_ptr<embd_reply> weak = reply;  // the response keeps its callback: no cycle through it
+    res->on_close([weak] {
+        if (auto p = weak.lock()) p->cancelled = true;
+    });
     r.cancelled = [reply] { return reply->cancelled.load(); };
     return reply;
 }
