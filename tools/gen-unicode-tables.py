@@ -68,7 +68,7 @@ def fold(cp):
 
 def write_fold(out):
     marks = []  # [first, last] of the nonspacing marks
-    folds = []  # (cp, a, b, c): code points whose folding differs from themselves (0: none)
+    folds = []  # (cp, [1 to 3 code points]): code points whose folding differs from themselves
     for cp in range(0x110000):
         if 0xD800 <= cp <= 0xDFFF:
             continue  # surrogates never come out of UTF-8 decoding
@@ -85,7 +85,7 @@ def write_fold(out):
             continue
         if not 1 <= len(f) <= 3:
             raise SystemExit('U+%04X folds to %d code points; the table holds 1 to 3' % (cp, len(f)))
-        folds.append(tuple([cp] + f + [0] * (3 - len(f))))
+        folds.append((cp, f))
     write_header(out)
     out.write('const unicode_span unicode_nonspacing_marks[] = {\n')
     for i in range(0, len(marks), 6):
@@ -93,9 +93,16 @@ def write_fold(out):
     out.write('};\n\n')
     out.write('const size_t unicode_nonspacing_marks_count =\n'
               '    sizeof(unicode_nonspacing_marks) / sizeof(unicode_nonspacing_marks[0]);\n\n')
+    # Unwritten trailing code points of `to` are 0 (aggregate initialization).
+    entries = ['{0x%X, {%s}},' % (cp, ', '.join('0x%X' % c for c in f)) for cp, f in folds]
     out.write('const unicode_fold unicode_folds[] = {\n')
-    for i in range(0, len(folds), 4):
-        out.write('   ' + ''.join(' {0x%X, {0x%X, 0x%X, 0x%X}},' % r for r in folds[i:i + 4]) + '\n')
+    line = '   '
+    for e in entries:
+        if len(line) + 1 + len(e) > 118:
+            out.write(line + '\n')
+            line = '   '
+        line += ' ' + e
+    out.write(line + '\n')
     out.write('};\n\n')
     out.write('const size_t unicode_folds_count = sizeof(unicode_folds) / sizeof(unicode_folds[0]);\n\n')
     out.write('}  // namespace inferd::unicode\n')

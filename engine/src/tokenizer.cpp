@@ -36,14 +36,19 @@ std::vector<int32_t> tokenizer::tokenize(std::string_view text, bool add_special
 }
 
 std::vector<int32_t> tokenizer::tokenize_pair(std::string_view query, std::string_view document) const {
+    return join_pair(tokenize(query, false, false), tokenize(document, false, false));
+}
+
+std::vector<int32_t> tokenizer::join_pair(std::span<const int32_t> query, std::span<const int32_t> document) const {
     if (!vocab_) return {};
     const int32_t first = vocab_->cls_id() >= 0 ? vocab_->cls_id() : vocab_->bos_id();
     const int32_t sep = vocab_->sep_id() >= 0 ? vocab_->sep_id() : vocab_->eos_id();
     std::vector<int32_t> ids;
+    ids.reserve(query.size() + document.size() + 3);
     if (first >= 0) ids.push_back(first);
-    for (int32_t t : tokenize(query, false, false)) ids.push_back(t);
+    ids.insert(ids.end(), query.begin(), query.end());
     if (sep >= 0) ids.push_back(sep);
-    for (int32_t t : tokenize(document, false, false)) ids.push_back(t);
+    ids.insert(ids.end(), document.begin(), document.end());
     if (sep >= 0) ids.push_back(sep);
     return ids;
 }

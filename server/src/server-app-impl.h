@@ -79,5 +79,10 @@ struct server_app::impl {
                      const char * param, std::chrono::steady_clock::time_point t0);
 };
 
+// Seconds from t0 to now (request durations for the metrics).
+inline double server_seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 // A random id with a prefix: "cmpl-" + 24 hex digits.
 std::string server_make_id(const char * prefix);

@@ -5,14 +5,6 @@
 #include "api/rerank.h"
 #include "server-app-impl.h"
 
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-}  // namespace
-
 // The HTTP side of one embedding request: its response, and whether the client went away.
 struct server_app::impl::embd_reply {
     std::shared_ptr<http_response> res;
@@ -41,19 +33,19 @@ std::shared_ptr<server_app::impl::embd_reply> server_app::impl::embd_reply_for(c
 bool server_app::impl::embd_reply_failed(embd_reply & reply, const std::string & error) {
     if (reply.cancelled) {
         reply.res->end();
-        metrics.request_done(reply.path, 499, seconds_since(reply.t0));
+        metrics.request_done(reply.path, 499, server_seconds_since(reply.t0));
         return true;
     }
     if (error.empty()) return false;
     const api_error e = api_error_internal(error);
     reply.res->respond(e.status, "application/json", api_error_to_json(e));
-    metrics.request_done(reply.path, e.status, seconds_since(reply.t0));
+    metrics.request_done(reply.path, e.status, server_seconds_since(reply.t0));
     return true;
 }
 
 void server_app::impl::embd_reply_ok(embd_reply & reply, std::string body) {
     reply.res->respond(200, "application/json", std::move(body));
-    metrics.request_done(reply.path, 200, seconds_since(reply.t0));
+    metrics.request_done(reply.path, 200, server_seconds_since(reply.t0));
 }
 
 void server_app::impl::submit_embd(const http_request & req, const std::shared_ptr<http_response> & res,
@@ -151,12 +143,14 @@ void server_app::impl::handle_rerank(const http_request & req, std::shared_ptr<h
     rerank_request rr;
     if (auto e = rerank_request_parse(req.body, rr)) return respond_error(req, res, *e, t0);
     if (!rr.model.empty() && rr.model != model_id) return respond_error(req, res, api_error_model_not_found(rr.model), t0);
+    const tokenizer & tok = mdl->get_tokenizer();
+    const std::vector<int32_t> query = tok.tokenize(rr.query, false, false);  // once for every document
     embd_request r;
     std::vector<api_prompt> pairs;
     for (const std::string & d : rr.documents) {
         api_prompt p;
         p.is_tokens = true;
-        p.tokens = mdl->get_tokenizer().tokenize_pair(rr.query, d);
+        p.tokens = tok.join_pair(query, tok.tokenize(d, false, false));
         pairs.push_back(std::move(p));
     }
     if (auto e = embedding_inputs(pairs, "documents", &r.inputs)) return respond_error(req, res, *e, t0);

@@ -85,7 +85,7 @@ std::shared_ptr<generation_state> new_state(server_app::impl & s, generation_kin
     const std::string path = req.path;
     server_app::impl * sp = &s;
     st->on_done = [sp, path, t0](int status) {
-        sp->metrics.request_done(path, status, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        sp->metrics.request_done(path, status, server_seconds_since(t0));
     };
     std::weak_ptr<generation_state> weak = st;
     res->on_close([weak] {

@@ -36,16 +36,12 @@ bool key_matches(const std::vector<std::string> & keys, const std::string & give
     return ok;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 }  // namespace
 
 void server_app::impl::respond_json(const http_request & req, const std::shared_ptr<http_response> & res, int status,
                                     std::string body, std::chrono::steady_clock::time_point t0) {
     res->respond(status, "application/json", std::move(body));
-    metrics.request_done(req.path, status, seconds_since(t0));
+    metrics.request_done(req.path, status, server_seconds_since(t0));
 }
 
 void server_app::impl::respond_error(const http_request & req, const std::shared_ptr<http_response> & res,
@@ -54,7 +50,7 @@ void server_app::impl::respond_error(const http_request & req, const std::shared
     if (e.status == 503) extra.emplace_back("Retry-After", std::to_string(std::max(1, e.retry_after_seconds)));
     if (e.status == 401) extra.emplace_back("WWW-Authenticate", "Bearer");
     res->respond(e.status, "application/json", api_error_to_json(e), extra);
-    metrics.request_done(req.path, e.status, seconds_since(t0));
+    metrics.request_done(req.path, e.status, server_seconds_since(t0));
 }
 
 bool server_app::impl::require_ready(const http_request & req, const std::shared_ptr<http_response> & res,

@@ -21,7 +21,7 @@ bool have(const char * tool) { return std::system((std::string("command -v ") + 
 const char * npm_packages[] = {"openai@4", "zod@3", "ai@5", "@ai-sdk/openai-compatible@1", "@langchain/openai@1",
                                "@langchain/core@1"};
 
-// The npm work folder with every package installed and `script` copied in; "" after skipping
+// The npm work folder with every package installed and `script` (with checks.mjs) copied in; "" after skipping
 // (or failing under CI=true) with the reason.
 std::string prepare_npm(const char * script) {
     if (!have("node") || !have("npm")) {
@@ -31,7 +31,9 @@ std::string prepare_npm(const char * script) {
     const std::filesystem::path here = std::filesystem::path(__FILE__).parent_path() / "openai-client";
     const std::filesystem::path work = std::filesystem::path(INFERD_NPM_DIR);
     std::filesystem::create_directories(work);
-    std::filesystem::copy_file(here / script, work / script, std::filesystem::copy_options::overwrite_existing);
+    for (const char * f : {script, "checks.mjs"}) {  // the script and the checks it imports
+        std::filesystem::copy_file(here / f, work / f, std::filesystem::copy_options::overwrite_existing);
+    }
     std::string missing;
     for (const char * p : npm_packages) {
         const std::string name = std::string(p).substr(0, std::string(p).rfind('@'));

@@ -9,6 +9,7 @@
 #include "gguf-synth.h"
 #include "gguf-inspect.h"
 #include "testdata.h"
+#include "gguf-synth-test-util.h"
 #include "tools-test-util.h"
 
 #include <gtest/gtest.h>
@@ -54,34 +55,6 @@ int run_tool(const std::vector<std::string> & args, std::string * out_text = nul
     if (out_text) *out_text = out.text();
     if (err_text) *err_text = err.text();
     return rc;
-}
-
-std::vector<std::string> synth_args(const std::vector<std::string> & shape, const std::vector<std::string> & extra,
-                                    const std::string & out) {
-    std::vector<std::string> a = {"synth"};
-    a.insert(a.end(), shape.begin(), shape.end());
-    a.insert(a.end(), extra.begin(), extra.end());
-    a.insert(a.end(), {"-t", "2", out});
-    return a;
-}
-
-std::unique_ptr<gguf_file> open_gguf(const std::string & path) {
-    std::unique_ptr<gguf_file> f;
-    const gguf_result r = gguf_file::open(path, gguf_open_options{}, &f);
-    EXPECT_TRUE(r) << path << ": " << r.message;
-    return f;
-}
-
-// name -> "type [ne0, ne1, …]"
-std::map<std::string, std::string> tensor_table(const gguf_file & f) {
-    std::map<std::string, std::string> t;
-    for (size_t i = 0; i < f.n_tensors(); ++i) {
-        const gguf_tensor_info & info = f.tensor(i);
-        std::string s = std::string(ggml_type_name(info.type)) + " [";
-        for (uint32_t d = 0; d < info.n_dims; ++d) s += (d ? ", " : "") + std::to_string(info.ne[d]);
-        t[info.name] = s + "]";
-    }
-    return t;
 }
 
 // The shape of a tiny qwen3moe-like model with the built-in vocabulary, for quick writes.

@@ -10,6 +10,7 @@
 #include "gguf-inspect.h"
 #include "gguf-synth.h"
 #include "testdata.h"
+#include "gguf-synth-test-util.h"
 #include "tools-test-util.h"
 
 #include <gtest/gtest.h>
@@ -35,38 +36,6 @@ const std::vector<std::string> k_tiny_bert = {"--arch",  "bert", "--n-embd", "12
 // A small bert with the built-in vocabulary.
 const std::vector<std::string> k_small_bert = {"--arch", "bert", "--n-embd", "64",  "--n-layer", "2",
                                                "--n-head", "4",  "--n-ff",   "128", "--n-vocab", "1000"};
-
-std::vector<std::string> synth_args(const std::vector<std::string> & shape, const std::vector<std::string> & extra,
-                                    const std::string & out) {
-    std::vector<std::string> a = {"synth"};
-    a.insert(a.end(), shape.begin(), shape.end());
-    a.insert(a.end(), extra.begin(), extra.end());
-    a.insert(a.end(), {"-t", "2", out});
-    return a;
-}
-
-std::unique_ptr<gguf_file> open_gguf(const std::string & path) {
-    std::unique_ptr<gguf_file> f;
-    const gguf_result r = gguf_file::open(path, gguf_open_options{}, &f);
-    EXPECT_TRUE(r) << path << ": " << r.message;
-    return f;
-}
-
-// name -> "type [ne0, ne1, …]"
-std::map<std::string, std::string> tensor_table(const gguf_file & f) {
-    std::map<std::string, std::string> t;
-    for (size_t i = 0; i < f.n_tensors(); ++i) {
-        const gguf_tensor_info & info = f.tensor(i);
-        std::string s = ggml_type_name(info.type);
-        s += " [";
-        for (uint32_t d = 0; d < info.n_dims; ++d) {
-            if (d) s += ", ";
-            s += std::to_string(info.ne[d]);
-        }
-        t[info.name] = s + "]";
-    }
-    return t;
-}
 
 // Every key of ref (general.name aside) with the same type and value in ours, and no other key.
 void expect_same_keys(const gguf_file & ours, const gguf_file & ref) {

@@ -43,6 +43,9 @@ public:
     // A cross-encoder's input: [CLS] query [SEP] document [SEP], the two tokenized apart without
     // special tokens (BOS and EOS in place of [CLS] and [SEP] when the vocabulary has none).
     std::vector<int32_t> tokenize_pair(std::string_view query, std::string_view document) const;
+    // The same from tokens already tokenized without special tokens (a query shared by many
+    // documents is tokenized once).
+    std::vector<int32_t> join_pair(std::span<const int32_t> query, std::span<const int32_t> document) const;
     // The bytes one token contributes to the output (control tokens: "" unless render_special).
     // SPM pieces keep their leading space (no leading-space removal for a single piece).
     std::string token_to_piece(int32_t id, bool render_special = false) const;

@@ -1,11 +1,10 @@
 // The official `openai` npm client against a running inferd: completions, chat, streaming chat.
 // Usage: node client-test.mjs PORT API_KEY   (exit 0 when every check passes)
 import OpenAI from "openai";
+import { check, finishChecks } from "./checks.mjs";
 
 const [port, apiKey] = process.argv.slice(2);
 const client = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey, maxRetries: 0 });
-const failures = [];
-const check = (cond, what) => { if (!cond) failures.push(what); };
 
 const models = await client.models.list();
 check(models.data.length === 1 && typeof models.data[0].id === "string", "models.list");
@@ -55,8 +54,4 @@ try {
   check(e.status === 401, "401 with a wrong key");
 }
 
-if (failures.length) {
-  console.error("failed: " + failures.join("; "));
-  process.exit(1);
-}
-console.log("openai client: all checks passed");
+finishChecks("openai client: all checks passed");

@@ -6,20 +6,12 @@
 import OpenAI from "openai";
 import { OpenAIEmbeddings } from "@langchain/openai";
 import { readFileSync } from "node:fs";
+import { check, attempt, finishChecks } from "./checks.mjs";
 
 const [port, apiKey, refPath] = process.argv.slice(2);
 const baseURL = `http://127.0.0.1:${port}/v1`;
 const client = new OpenAI({ baseURL, apiKey, maxRetries: 0 });
 const ref = JSON.parse(readFileSync(refPath, "utf8"));
-const failures = [];
-const check = (cond, what) => { if (!cond) failures.push(what); };
-const attempt = async (what, f) => {
-  try {
-    await f();
-  } catch (e) {
-    failures.push(`${what}: ${e && e.message ? e.message : e}`);
-  }
-};
 
 const cosine = (a, b) => {
   let ab = 0, aa = 0, bb = 0;
@@ -88,8 +80,4 @@ await attempt("LangChain OpenAIEmbeddings", async () => {
   check(cosine(q, plain[0].embedding) >= 0.9999, "LangChain embedQuery");
 });
 
-if (failures.length) {
-  console.error("failed: " + failures.join("; "));
-  process.exit(1);
-}
-console.log("embeddings clients: all checks passed");
+finishChecks("embeddings clients: all checks passed");

@@ -8,19 +8,11 @@ import { zodResponseFormat } from "openai/helpers/zod";
 import { z } from "zod";
 import { generateObject, APICallError } from "ai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { check, attempt, finishChecks } from "./checks.mjs";
 
 const [port, apiKey] = process.argv.slice(2);
 const baseURL = `http://127.0.0.1:${port}/v1`;
 const client = new OpenAI({ baseURL, apiKey, maxRetries: 0 });
-const failures = [];
-const check = (cond, what) => { if (!cond) failures.push(what); };
-const attempt = async (what, f) => {
-  try {
-    await f();
-  } catch (e) {
-    failures.push(`${what}: ${e && e.message ? e.message : e}`);
-  }
-};
 
 const Person = z.object({
   name: z.string().max(12),
@@ -83,8 +75,4 @@ await attempt("ai unsupported schema", async () => {
   }
 });
 
-if (failures.length) {
-  console.error("failed: " + failures.join("; "));
-  process.exit(1);
-}
-console.log("structured output clients: all checks passed");
+finishChecks("structured output clients: all checks passed");

@@ -9,19 +9,11 @@ import OpenAI from "openai";
 import { z } from "zod";
 import { generateText, tool } from "ai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { check, attempt, finishChecks } from "./checks.mjs";
 
 const [port, apiKey] = process.argv.slice(2);
 const baseURL = `http://127.0.0.1:${port}/v1`;
 const client = new OpenAI({ baseURL, apiKey, maxRetries: 0 });
-const failures = [];
-const check = (cond, what) => { if (!cond) failures.push(what); };
-const attempt = async (what, f) => {
-  try {
-    await f();
-  } catch (e) {
-    failures.push(`${what}: ${e && e.message ? e.message : e}`);
-  }
-};
 
 // Bounded arguments: random weights wander in free strings.
 const weatherParams = {
@@ -166,8 +158,4 @@ await attempt("reasoning_content", async () => {
         `streamed reasoning and content add up to the whole answer (got ${JSON.stringify([reasoning, content])})`);
 });
 
-if (failures.length) {
-  console.error("failed: " + failures.join("; "));
-  process.exit(1);
-}
-console.log("tool-call and reasoning clients: all checks passed");
+finishChecks("tool-call and reasoning clients: all checks passed");
