@@ -10,8 +10,9 @@ JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
 # Other targets: demo-tensor (the tensor-library demo), bench (the CPU speed table), bench-compare
-# (the same side by side with the reference engine), bench-kernels, bench-grammar.
-.PHONY: all deps configure build serve demo-tensor test test-release test-asan test-fuzz bench-models bench bench-compare bench-kernels bench-grammar gpu-check clean
+# (the same side by side with the reference engine), server-compare (the server side by side with
+# llama-server), bench-kernels, bench-grammar.
+.PHONY: all deps configure build serve demo-tensor test test-release test-asan test-fuzz bench-models bench bench-compare server-compare bench-kernels bench-grammar gpu-check clean
 
 all: build
 
@@ -91,6 +92,16 @@ bench-compare: bench-models
 	python3 tools/bench-compare.py --llama-bench $(LLAMA_BENCH) --inferd-bench ./$(BUILD)/tools/inferd-bench \
 		-t $(BENCH_THREADS) -r $(BENCH_REPS) -p 512 -n 128 -d 0,4096 \
 		$(BENCH_MODEL)-q4_k_m.gguf $(BENCH_MODEL)-q8_0.gguf $(BENCH_MODEL)-f16.gguf
+
+# The server side by side with the reference engine's llama-server (LLAMA_SERVER=path/to/llama-server,
+# built by ../shared/tools/reference-engine.sh) on the Q4_K_M bench model: the same flags
+# (-np 8 -t $(BENCH_THREADS) -c 4096) and the same inferd-loadgen loads, fresh servers taking turns.
+SERVER_COMPARE_ROUNDS ?= 1
+server-compare: bench-models
+	@[ -n "$(LLAMA_SERVER)" ] || { echo "server-compare: set LLAMA_SERVER=path/to/llama-server"; exit 2; }
+	python3 tools/server-compare.py --llama-server $(LLAMA_SERVER) --inferd ./$(BUILD)/server/inferd \
+		--loadgen ./$(BUILD)/tools/inferd-loadgen -np 8 -t $(BENCH_THREADS) -c 4096 \
+		--rounds $(SERVER_COMPARE_ROUNDS) $(BENCH_MODEL)-q4_k_m.gguf
 
 # Kernel benchmarks (Google Benchmark): mat-vec / mat-mat GFLOP/s and GB/s, read bandwidth.
 bench-kernels: build
