@@ -24,6 +24,12 @@ struct batch_job {
     bool prompt_lp_done = false;       // reported to the sink (never again)
     int32_t draft_tokens = 0;          // speculative decoding: draft tokens verified
     int32_t draft_accepted = 0;        // of which the sampler drew at their position
+    // Draft pacing: the longest draft to verify next (doubles after a draft accepted whole, falls
+    // to one more than accepted otherwise), verifications in a row that accepted nothing, and
+    // steps left without a draft (1, 3, 7, ... 31 after 1, 2, 3, ... such misses).
+    int32_t draft_cap = 4;
+    int32_t draft_misses = 0;
+    int32_t draft_wait = 0;
     // The prompt still needs logits at every position (no prefix cache, small chunks).
     bool wants_prompt_logits() const { return req.prompt_logprobs >= 0 && !prompt_lp_done; }
 };

@@ -5,6 +5,31 @@
 #include <algorithm>
 #include <stdexcept>
 
+namespace {
+
+// After a verification of k draft tokens of which `accepted` were accepted: the next draft's
+// length and the steps to go without one (a draft the sampler rejects costs a step with more
+// tokens for nothing).
+void draft_miss(batch_job & j) {
+    ++j.draft_misses;
+    j.draft_wait = (1 << std::min(j.draft_misses, 5)) - 1;
+}
+
+void draft_pace(batch_job & j, int32_t k, int32_t accepted, int32_t n_max) {
+    if (accepted == k && k >= j.draft_cap) {
+        j.draft_cap = std::min(n_max, 2 * j.draft_cap);
+    } else if (accepted < k) {
+        j.draft_cap = std::max(1, accepted + 1);
+    }
+    if (accepted == 0) {
+        draft_miss(j);
+    } else {
+        j.draft_misses = 0;
+    }
+}
+
+}  // namespace
+
 bool batch_loop::impl::spec_enabled() const { return ctx != nullptr && params.spec.enabled(); }
 
 void batch_loop::impl::spec_setup() {
@@ -54,7 +79,12 @@ void batch_loop::impl::propose_drafts() {
     for (batch_slot & s : slots) s.draft.clear();
     std::vector<batch_slot *> cand;
     for (batch_slot & s : slots) {
-        if (s.job && s.state == slot_state::generate && s.pending >= 0 && draft_limit(s) > 0) cand.push_back(&s);
+        if (!s.job || s.state != slot_state::generate || s.pending < 0 || draft_limit(s) == 0) continue;
+        if (s.job->draft_wait > 0) {
+            --s.job->draft_wait;
+            continue;
+        }
+        cand.push_back(&s);
     }
     const size_t room = draft_room();
     if (cand.empty() || room < cand.size()) return;
@@ -65,16 +95,21 @@ void batch_loop::impl::propose_drafts() {
             jobs[i].seq = cand[i]->seq;
             jobs[i].tokens = &cand[i]->tokens;
             jobs[i].pending = cand[i]->pending;
-            jobs[i].n_max = std::min(share, draft_limit(*cand[i]));
+            jobs[i].n_max = std::min({share, draft_limit(*cand[i]), cand[i]->job->draft_cap});
         }
         drafter->draft(jobs);
-        for (size_t i = 0; i < cand.size(); ++i) cand[i]->draft = std::move(jobs[i].draft);
+        for (size_t i = 0; i < cand.size(); ++i) {
+            cand[i]->draft = std::move(jobs[i].draft);
+            // The draft model was not sure of even one token: its decodes cost time for nothing,
+            // so the slot waits as after a rejected draft (and catches up in one decode later).
+            if (cand[i]->draft.empty()) draft_miss(*cand[i]->job);
+        }
     } else {
         std::vector<int32_t> history;
         for (batch_slot * s : cand) {
             history.assign(s->tokens.begin(), s->tokens.end());
             history.push_back(s->pending);
-            s->draft = spec_ngram_draft(history, params.spec.ngram, std::min(share, draft_limit(*s)));
+            s->draft = spec_ngram_draft(history, params.spec.ngram, std::min({share, draft_limit(*s), s->job->draft_cap}));
         }
     }
     for (batch_slot * s : cand) {
@@ -99,6 +134,8 @@ bool batch_loop::impl::drop_drafts() {
 void batch_loop::impl::verify_draft(batch_slot & s) {
     const std::vector<int32_t> draft = std::move(s.draft);
     s.draft.clear();
+    int32_t accepted = 0;
+    bool paced = false;
     const int32_t first = s.logits_idx;
     const size_t end = s.tokens.size() + 1 + draft.size();  // the cells this step wrote for s
     s.tokens.push_back(s.pending);
@@ -116,6 +153,11 @@ void batch_loop::impl::verify_draft(batch_slot & s) {
         if (hit) {
             ++s.job->draft_accepted;
             ++step_accepted;
+            ++accepted;
+        }
+        if (!paced && (!hit || size_t(accepted) == draft.size())) {  // the verification's outcome is known
+            draft_pace(*s.job, int32_t(draft.size()), accepted, params.spec.n_max);
+            paced = true;
         }
         emit_sampled(s, t);
         if (!s.job || !hit) break;
