@@ -46,9 +46,13 @@ std::vector<int32_t> spec_ngram_draft(const std::vector<int32_t> & history, uint
     for (size_t n = std::min<size_t>(n_gram, history.size() - 1); n >= 1; --n) {
         const long j = find_earlier(history, n);
         if (j < 0) continue;
+        // What followed the match; past the end of history the draft copies itself, so that a
+        // repetition with a period shorter than n_max is drafted further than one period.
         const size_t from = size_t(j) + n;  // < history.size(): the match ends before the suffix
-        const size_t to = std::min(history.size(), from + size_t(n_max));
-        return std::vector<int32_t>(history.begin() + long(from), history.begin() + long(to));
+        std::vector<int32_t> out;
+        out.reserve(size_t(n_max));
+        for (size_t p = from; out.size() < size_t(n_max); ++p) out.push_back(p < history.size() ? history[p] : out[p - history.size()]);
+        return out;
     }
     return {};
 }

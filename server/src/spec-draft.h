@@ -18,9 +18,11 @@
 #include <string>
 #include <vector>
 
-// Up to n_max tokens that followed the most recent earlier occurrence of the last n tokens of
-// history, for n from n_gram down to 1 (the longest suffix that occurred before wins). Empty when
-// no suffix occurred before, or n_max <= 0.
+// n_max tokens that followed the most recent earlier occurrence of the last n tokens of history,
+// for n from n_gram down to 1 (the longest suffix that occurred before wins); where that runs
+// into the end of history the draft repeats itself (history + draft read as one sequence), so a
+// loop of any period is drafted n_max tokens ahead. Empty when no suffix occurred before, or
+// n_max <= 0.
 std::vector<int32_t> spec_ngram_draft(const std::vector<int32_t> & history, uint32_t n_gram, int32_t n_max);
 
 // "" when draft can draft for target: the same number of tokens, the same tokenizer type, the
