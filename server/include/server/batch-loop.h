@@ -67,8 +67,13 @@
 // accepts it and goes on, the first one that differs is emitted instead and the rest of the
 // draft is removed from the KV cache. The sampler is called once per emitted token, in the same
 // order as without speculation, so a request's output (seeded or greedy) is the same token for
-// token; only the number of steps changes. Every emitted token goes through the usual per-token
-// path (sink, max_tokens, end-of-generation, logprobs of its own position).
+// token (up to the float rounding of positions computed together in one step, which can differ
+// in the last bit, as between concurrent and lone requests); only the number of steps changes.
+// Every emitted token goes through the usual per-token path (sink, cancellation, max_tokens,
+// end-of-generation, logprobs of its own position). Pacing: a request's next draft is at most 4
+// tokens at first, doubles after a draft accepted whole and falls to one more than was accepted
+// otherwise; after a draft with nothing accepted (or a draft model sure of nothing) the request
+// drafts nothing for 1, 3, 7, 15 or 31 steps.
 //
 // Sinks are called on the batch loop thread only and must not block.
 #pragma once
