@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 
 namespace {
 
@@ -105,6 +106,13 @@ bool apply_embd_normalize(server_config & c, std::string_view v, std::string * e
 }
 
 std::string no_default(const server_config &) { return ""; }
+
+// "0.75": the shortest decimal text of a float default.
+std::string config_float_text(float v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", double(v));
+    return buf;
+}
 
 // --- the table ------------------------------------------------------------------------------
 
@@ -212,6 +220,41 @@ const config_flag k_flags[] = {
          return config_parse_int(v, 0, 1'000'000, "0..1000000", &c.max_queue, e);
      },
      nullptr, [](const server_config & d) { return std::to_string(d.max_queue); }},
+
+    {"Speculative decoding", "model-draft", "-md", "FILE", "INFERD_MODEL_DRAFT",
+     "a smaller GGUF model with the same vocabulary that drafts tokens for the model to verify several at "
+     "once in one step (the output stays the same; default: none)",
+     true, false, false, config_flag_action::set,
+     [](server_config & c, std::string_view v, std::string * e) { return apply_string_nonempty(&c.model_draft, v, e); },
+     nullptr, no_default},
+    {"Speculative decoding", "draft-max", "", "N", "INFERD_DRAFT_MAX",
+     "most draft tokens verified per request and step", true, false, false, config_flag_action::set,
+     [](server_config & c, std::string_view v, std::string * e) {
+         return config_parse_int(v, 1, 256, "1..256", &c.draft_max, e);
+     },
+     nullptr, [](const server_config & d) { return std::to_string(d.draft_max); }},
+    {"Speculative decoding", "draft-min", "", "N", "INFERD_DRAFT_MIN",
+     "drafts shorter than this are not verified; at most --draft-max", true, false, false,
+     config_flag_action::set,
+     [](server_config & c, std::string_view v, std::string * e) {
+         return config_parse_int(v, 0, 256, "0..256", &c.draft_min, e);
+     },
+     nullptr, [](const server_config & d) { return std::to_string(d.draft_min); }},
+    {"Speculative decoding", "draft-p-min", "", "P", "INFERD_DRAFT_P_MIN",
+     "the draft model stops drafting when its most likely token is less probable than this", true, false,
+     false, config_flag_action::set,
+     [](server_config & c, std::string_view v, std::string * e) {
+         return config_parse_float(v, 0.0, 1.0, "0..1", &c.draft_p_min, e);
+     },
+     nullptr, [](const server_config & d) { return config_float_text(d.draft_p_min); }},
+    {"Speculative decoding", "spec-ngram", "", "N", "INFERD_SPEC_NGRAM",
+     "n-gram lookup drafting without a draft model: the tokens that followed the latest earlier occurrence of "
+     "a request's last N (down to 1) tokens in its prompt and output are verified as a draft; 0 = off",
+     true, false, false, config_flag_action::set,
+     [](server_config & c, std::string_view v, std::string * e) {
+         return config_parse_int(v, 0, 64, "0..64", &c.spec_ngram, e);
+     },
+     nullptr, [](const server_config & d) { return std::to_string(d.spec_ngram); }},
 
     {"HTTP", "host", "", "ADDR", "INFERD_HOST", "address to listen on", true, false, false,
      config_flag_action::set, apply_host, nullptr, [](const server_config & d) { return d.host; }},

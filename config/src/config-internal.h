@@ -55,6 +55,9 @@ bool config_check_key(std::string_view v, std::string * err);
 // Value parsers. Each returns false with *err = "'<value>' is not …" style reasons.
 bool config_parse_int(std::string_view s, long long lo, long long hi, const char * range_text, int * out,
                       std::string * err);
+// A finite decimal number in [lo, hi]; range_text as for config_parse_int.
+bool config_parse_float(std::string_view s, double lo, double hi, const char * range_text, float * out,
+                        std::string * err);
 // Bytes with an optional binary suffix: 512, 64K, 16M, 16MiB, 1G (K = 1024).
 bool config_parse_size(std::string_view s, size_t lo, size_t hi, size_t * out, std::string * err);
 // Seconds, fractional allowed ("2.5"), stored in milliseconds; lo / hi in milliseconds.

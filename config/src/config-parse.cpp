@@ -245,6 +245,12 @@ bool finish(parse_state & st, std::string * err) {
                st.origin_of("batch-size") + ")";
         return false;
     }
+    if (c.draft_min > c.draft_max) {
+        *err = st.origin_of("draft-min") + ": the minimum draft " + std::to_string(c.draft_min) +
+               " is larger than the maximum draft " + std::to_string(c.draft_max) + " (" +
+               st.origin_of("draft-max") + ")";
+        return false;
+    }
     if (c.threads == 0) c.threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 1024u));
     return true;
 }

@@ -95,6 +95,21 @@ bool config_parse_int(std::string_view s, long long lo, long long hi, const char
     return true;
 }
 
+bool config_parse_float(std::string_view s, double lo, double hi, const char * range_text, float * out,
+                        std::string * err) {
+    double d = 0;
+    if (!parse_whole_double(s, &d) || !std::isfinite(d)) {
+        *err = s.empty() ? std::string("the value is empty (expected a number)") : config_quote(s) + " is not a number";
+        return false;
+    }
+    if (d < lo || d > hi) {
+        *err = config_quote(s) + " is out of range (" + range_text + ")";
+        return false;
+    }
+    *out = static_cast<float>(d);
+    return true;
+}
+
 bool config_parse_size(std::string_view s, size_t lo, size_t hi, size_t * out, std::string * err) {
     std::string_view digits = s;
     size_t n = 0;

@@ -4,6 +4,7 @@
 #include "server/batch-loop.h"
 
 #include "grammar/token-mask.h"
+#include "spec-draft.h"
 
 #include <condition_variable>
 #include <deque>
@@ -21,6 +22,14 @@ struct batch_job {
     uint64_t id = 0;
     std::vector<gen_token> prompt_lp;  // prompt log-probabilities computed so far
     bool prompt_lp_done = false;       // reported to the sink (never again)
+    int32_t draft_tokens = 0;          // speculative decoding: draft tokens verified
+    int32_t draft_accepted = 0;        // of which the sampler drew at their position
+    // Draft pacing: the longest draft to verify next (doubles after a draft accepted whole, falls
+    // to one more than accepted otherwise), verifications in a row that accepted nothing, and
+    // steps left without a draft (1, 3, 7, ... 31 after 1, 2, 3, ... such misses).
+    int32_t draft_cap = 4;
+    int32_t draft_misses = 0;
+    int32_t draft_wait = 0;
     // The prompt still needs logits at every position (no prefix cache, small chunks).
     bool wants_prompt_logits() const { return req.prompt_logprobs >= 0 && !prompt_lp_done; }
 };
@@ -45,6 +54,7 @@ struct batch_slot {
     int32_t logits_idx = -1;      // batch index of this slot's logits in the current step
     int32_t chunk_idx = -1;       // batch index of this slot's first prompt token this step
     size_t n_added = 0;           // tokens this slot put in the current batch
+    std::vector<int32_t> draft;   // draft tokens after pending in the current batch (speculation)
     uint64_t admitted = 0;        // admission order (preemption takes the newest)
     uint64_t last_used = 0;       // LRU of idle caches
 };
@@ -65,6 +75,9 @@ struct batch_loop::impl {
     bool stopping = false;                          // guarded by mu
     std::thread thread;
     std::function<void(int32_t)> step_observer;
+    std::function<void(int32_t, int32_t)> draft_observer;
+    std::unique_ptr<spec_draft_model> drafter;  // params.spec.draft's context, when set
+    int32_t step_drafted = 0, step_accepted = 0;  // draft tokens verified / accepted this step
 
     // The model's vocabulary for grammars, built on first use: [1] with control tokens as text.
     std::once_flag grammar_vocab_once[2];
@@ -73,6 +86,7 @@ struct batch_loop::impl {
     std::atomic<uint32_t> n_running{0}, n_waiting{0};
     std::atomic<float> kv_usage{0.0f};
     std::atomic<uint64_t> n_steps{0};
+    std::atomic<uint64_t> n_draft_tokens{0}, n_draft_accepted{0};
     uint64_t next_id = 1, clock = 0;
 
     impl(const model & mm, const batch_loop_params & p) : m(mm), params(p) {}
@@ -101,6 +115,17 @@ struct batch_loop::impl {
     void after_decode(const llm_batch & b);
     void collect_prompt_logprobs(batch_slot & s);  // before s.tokens takes the step's chunk
     void sample_slot(batch_slot & s);
+    void emit_sampled(batch_slot & s, const sampled_token & t);  // the sampled token's way out
+
+    // Speculative decoding (batch-spec.cpp).
+    bool spec_enabled() const;
+    void spec_setup();            // the draft model's context; throws when it cannot draft
+    void propose_drafts();        // fills slots' drafts within the step's room
+    size_t draft_room() const;    // tokens the step can add beyond pending tokens and prompt chunks
+    int32_t draft_limit(const batch_slot & s) const;  // most draft tokens s can use now
+    bool drop_drafts();           // false when no slot had one
+    void verify_draft(batch_slot & s);  // after the decode: accept, correct, roll back
+    void report_drafts();         // the step's counts to the stats and the observer
     void finish(batch_slot & s, gen_finish reason, const std::string & message = "");
     void drop_cancelled();
     void update_stats();

@@ -47,6 +47,7 @@ batch_loop::batch_loop(const model & m, const batch_loop_params & params) : impl
     if (!s.params.generation && !s.params.embeddings) throw std::runtime_error("batch loop: nothing to compute");
     s.params.ctx.n_seq_max = s.params.n_parallel;
     if (s.params.generation) s.ctx = std::make_unique<context>(m, s.params.ctx);
+    if (s.spec_enabled()) s.spec_setup();
     if (s.params.embeddings) s.embd_ctx = make_embd_context(m, s.params, s.ctx.get(), &s.embd_max);
     s.slots.resize(s.params.n_parallel);
     for (uint32_t i = 0; i < s.params.n_parallel; ++i) s.slots[i].seq = int32_t(i);
@@ -164,6 +165,8 @@ std::unique_ptr<batch_job> batch_loop::impl::new_job(const gen_request & r) {
 
 void batch_loop::set_step_observer(std::function<void(int32_t)> f) { impl_->step_observer = std::move(f); }
 
+void batch_loop::set_draft_observer(std::function<void(int32_t, int32_t)> f) { impl_->draft_observer = std::move(f); }
+
 batch_loop_stats batch_loop::stats() const {
     const impl & s = *impl_;
     batch_loop_stats st;
@@ -171,6 +174,8 @@ batch_loop_stats batch_loop::stats() const {
     st.waiting = s.n_waiting.load();
     st.kv_usage = s.kv_usage.load();
     st.steps = s.n_steps.load();
+    st.draft_tokens = s.n_draft_tokens.load();
+    st.draft_accepted = s.n_draft_accepted.load();
     return st;
 }
 
@@ -210,6 +215,7 @@ bool batch_loop::impl::generation_step() {
     drop_cancelled();
     admit_waiting();
     update_stats();  // the gauges show admitted requests before their first token goes out
+    if (spec_enabled()) propose_drafts();
     llm_batch b;
     for (;;) {
         build_batch(b);
@@ -219,7 +225,8 @@ bool batch_loop::impl::generation_step() {
         }
         const int st = ctx->decode(b);
         if (st == decode_ok) break;
-        if (st == decode_no_kv_space && make_room()) continue;  // the batch is rebuilt
+        // No room: first without drafts, then by evicting or preempting; the batch is rebuilt.
+        if (st == decode_no_kv_space && (drop_drafts() || make_room())) continue;
         // Not recoverable for the requests in this batch: they end with an error.
         const std::string msg = ctx->last_error();
         for (batch_slot & s : slots) {
@@ -231,6 +238,7 @@ bool batch_loop::impl::generation_step() {
     ++n_steps;
     if (step_observer) step_observer(int32_t(b.size()));
     after_decode(b);
+    report_drafts();
     update_stats();
     return true;
 }
@@ -244,7 +252,9 @@ void batch_loop::impl::build_batch(llm_batch & b) {
         if (s.job && s.state == slot_state::generate && s.pending >= 0) {
             s.logits_idx = int32_t(b.size());
             b.add(s.pending, int32_t(s.tokens.size()), s.seq, true);
-            s.n_added = 1;
+            // Draft tokens follow, each with its logits (verified after the decode).
+            for (size_t i = 0; i < s.draft.size(); ++i) b.add(s.draft[i], int32_t(s.tokens.size() + 1 + i), s.seq, true);
+            s.n_added = 1 + s.draft.size();
         }
     }
     // Prompt chunks, oldest admission first, within what is left of the budget.
@@ -274,6 +284,10 @@ void batch_loop::impl::after_decode(const llm_batch & b) {
     for (batch_slot & s : slots) {
         if (!s.job || s.n_added == 0) continue;
         s.last_used = ++clock;
+        if (s.state == slot_state::generate && !s.draft.empty()) {
+            verify_draft(s);
+            continue;
+        }
         if (s.state == slot_state::generate) {
             s.tokens.push_back(s.pending);
             s.pending = -1;
@@ -323,7 +337,13 @@ void batch_loop::impl::sample_slot(batch_slot & s) {
     if (j.req.max_tokens >= 0 && int32_t(j.generated.size()) >= j.req.max_tokens) {
         return finish(s, gen_finish::length);  // max_tokens 0: the prompt only (echo)
     }
-    const sampled_token t = j.smp->sample(ctx->logits(s.logits_idx));
+    emit_sampled(s, j.smp->sample(ctx->logits(s.logits_idx)));
+}
+
+// A token the request's sampler drew: finishes the request (end of generation, nothing drawable,
+// a stop from the sink, max_tokens, a full context) or makes it the slot's pending token.
+void batch_loop::impl::emit_sampled(batch_slot & s, const sampled_token & t) {
+    batch_job & j = *s.job;
     s.state = slot_state::generate;
     if (t.id < 0 && j.grammar) return finish(s, gen_finish::stop);  // the grammar allows nothing more
     if (t.id < 0) return finish(s, gen_finish::error, "no token could be sampled (every logit was excluded)");
@@ -349,11 +369,14 @@ void batch_loop::impl::finish(batch_slot & s, gen_finish reason, const std::stri
     s.state = slot_state::idle;
     s.pending = -1;
     s.input.clear();
+    s.draft.clear();
     s.last_used = ++clock;
     gen_usage u;
     u.prompt_tokens = int32_t(j->req.prompt.size());
     u.completion_tokens = int32_t(j->generated.size());
     u.cached_tokens = std::max(0, j->n_cached_first);
+    u.draft_tokens = j->draft_tokens;
+    u.draft_accepted = j->draft_accepted;
     j->req.sink->on_finished(reason, u, message);
 }
 

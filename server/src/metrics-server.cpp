@@ -56,6 +56,12 @@ server_metrics::server_metrics() {
                                      k_batch_tokens)
                          .with({});
     decode_steps_ = &r.add_counter("inferd_decode_steps_total", "Decode steps (engine batches) run.").with({});
+    draft_tokens_ = &r.add_counter("inferd_draft_tokens_total",
+                                   "Draft tokens verified by speculative decoding (n-gram lookup or a draft model).")
+                         .with({});
+    draft_accepted_ = &r.add_counter("inferd_draft_accepted_total",
+                                     "Draft tokens accepted: the model sampled the drafted token at its position.")
+                           .with({});
     model_info_ = &r.add_gauge("inferd_model_info", "The served model; the value is always 1.",
                                {"model", "architecture", "quantization", "ctx_size", "parallel"});
 }
@@ -88,6 +94,11 @@ void server_metrics::set_kv_cache_usage(double ratio) {
 void server_metrics::decode_step(size_t n_tokens) {
     batch_tokens_->observe(static_cast<double>(n_tokens));
     decode_steps_->inc();
+}
+
+void server_metrics::add_draft_tokens(uint64_t n, uint64_t accepted) {
+    draft_tokens_->inc(static_cast<double>(n));
+    draft_accepted_->inc(static_cast<double>(accepted));
 }
 
 void server_metrics::set_model_info(const server_model_info & info) {

@@ -29,6 +29,7 @@ struct server_app::impl {
     http_router router;
     std::unique_ptr<http_server> http;
     std::unique_ptr<model> mdl;
+    std::unique_ptr<model> draft_mdl;  // --model-draft (speculative decoding); nullptr: none
     std::unique_ptr<batch_loop> loop;
     std::shared_ptr<const chat_renderer> chat;  // renders chat requests' prompts
     std::shared_ptr<const chat_renderer> chat_tools;  // the model's tool_use variant; nullptr: none
@@ -44,6 +45,8 @@ struct server_app::impl {
     bool shutting_down = false;
 
     void load_model();
+    void load_draft_model(const model_params & mp);
+    void set_spec_params(batch_loop_params & bp) const;
     void load_tool_template(const chat_special_texts & sp);
     void set_embedding_params(batch_loop_params & bp) const;
     void debug_load_delay();

@@ -3,6 +3,7 @@
 #include "api/tokenize.h"
 #include "engine/chat-render.h"
 #include "server-app-impl.h"
+#include "spec-draft.h"
 
 #include <spdlog/spdlog.h>
 
@@ -107,6 +108,34 @@ void server_app::impl::set_embedding_params(batch_loop_params & bp) const {
     bp.pooling = p;
 }
 
+// --model-draft: loaded like the model (same placement); refused unless it has the model's
+// vocabulary.
+void server_app::impl::load_draft_model(const model_params & mp) {
+    try {
+        draft_mdl = model::load(cfg.model_draft, mp);
+    } catch (const std::exception & e) {
+        throw std::runtime_error("the draft model: " + std::string(e.what()));
+    }
+    if (std::string why = spec_vocab_mismatch(*mdl, *draft_mdl); !why.empty()) {
+        throw std::runtime_error("the draft model " + cfg.model_draft + " cannot draft for " + cfg.model_path +
+                                 ": its vocabulary differs (" + why + ")");
+    }
+    log->info("draft model loaded: {}; drafts of {}..{} tokens, p-min {}", draft_mdl->description(), cfg.draft_min,
+              cfg.draft_max, cfg.draft_p_min);
+}
+
+void server_app::impl::set_spec_params(batch_loop_params & bp) const {
+    bp.spec.draft = draft_mdl.get();
+    bp.spec.ngram = uint32_t(cfg.spec_ngram);
+    bp.spec.n_max = cfg.draft_max;
+    bp.spec.n_min = cfg.draft_min;
+    bp.spec.p_min = cfg.draft_p_min;
+    if (!draft_mdl && cfg.spec_ngram > 0) {
+        log->info("speculative decoding: n-gram lookup (suffixes of {}..1 tokens), drafts of {}..{} tokens",
+                  cfg.spec_ngram, cfg.draft_min, cfg.draft_max);
+    }
+}
+
 void server_app::impl::load_model() {
     debug_load_delay();
     try {
@@ -122,6 +151,7 @@ void server_app::impl::load_model() {
         mp.memory.flash_attn = cfg.flash_attn;
         mdl = model::load(cfg.model_path, mp);
         for (const std::string & w : mdl->warnings()) log->warn("{}", w);
+        if (!cfg.model_draft.empty()) load_draft_model(mp);
         for (const model_device_usage & u : mdl->device_usage()) {
             log->info("{}: {} layers{}, weights {:.2f} GiB, KV cache {:.2f} GiB, compute ~{:.2f} GiB ({:.2f} GiB free)",
                       u.device->name(), u.n_layers, u.output ? " and the output layer" : "",
@@ -150,8 +180,10 @@ void server_app::impl::load_model() {
         bp.ctx.type_v = cache_type(cfg.cache_type_v);
         bp.ctx.flash_attn = cfg.flash_attn;
         set_embedding_params(bp);
+        set_spec_params(bp);
         loop = std::make_unique<batch_loop>(*mdl, bp);
         loop->set_step_observer([this](int32_t n) { metrics.decode_step(size_t(n)); });
+        loop->set_draft_observer([this](int32_t n, int32_t a) { metrics.add_draft_tokens(uint64_t(n), uint64_t(a)); });
         loop->start();
         server_model_info info;
         info.model = model_id;

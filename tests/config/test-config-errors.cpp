@@ -37,6 +37,8 @@ TEST(config_errors, bad_numbers) {
     expect_error({"--header-timeout", "soon"}, {"--header-timeout: 'soon' is not a number of seconds"});
     expect_error({"--max-body-size", "12Q"}, {"--max-body-size: '12Q' is not a size"});
     expect_error({"--max-body-size", "M"}, {"--max-body-size: 'M' is not a size"});
+    expect_error({"--draft-p-min", "high"}, {"--draft-p-min: 'high' is not a number"});
+    expect_error({"--draft-max", "1.5"}, {"--draft-max: '1.5' is not a whole number"});
 }
 
 TEST(config_errors, ranges) {
@@ -54,12 +56,19 @@ TEST(config_errors, ranges) {
     expect_error({"--max-body-size", "99999999999999999G"}, {"--max-body-size", "out of range"});
     expect_error({"--idle-timeout", "0"}, {"--idle-timeout: '0' is out of range (0.001..86400 seconds)"});
     expect_error({"--shutdown-timeout", "-3"}, {"--shutdown-timeout: '-3' is out of range"});
+    expect_error({"--draft-max", "0"}, {"--draft-max: '0' is out of range (1..256)"});
+    expect_error({"--draft-min", "-1"}, {"--draft-min: '-1' is out of range (0..256)"});
+    expect_error({"--draft-p-min", "1.5"}, {"--draft-p-min: '1.5' is out of range (0..1)"});
+    expect_error({"--spec-ngram", "65"}, {"--spec-ngram: '65' is out of range (0..64)"});
 }
 
 TEST(config_errors, between_settings) {
     expect_error({"-ub", "4096"}, {"-ub: the ubatch size 4096 is larger than the batch size 2048",
                                    "--batch-size (default)"});
     expect_error({"-b", "64"}, {"--ubatch-size (default)", "larger than the batch size 64 (-b)"});
+    expect_error({"--draft-min", "20"}, {"--draft-min: the minimum draft 20 is larger than the maximum draft 16",
+                                         "--draft-max (default)"});
+    expect_error({"--draft-max", "4"}, {"INFERD_DRAFT_MIN: the minimum draft 5"}, {{"INFERD_DRAFT_MIN", "5"}});
     config_parsed p = config_run({"--port", "1"});
     EXPECT_EQ(p.status, config_status::usage_error);
     EXPECT_TRUE(config_contains(p.text, "no model given")) << p.text;

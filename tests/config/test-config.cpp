@@ -69,6 +69,11 @@ static std::vector<flag_case> flag_cases() {
         {"cache-type-k", {"-ctk", "q8_0"}, [](auto & c) { EXPECT_EQ(c.cache_type_k, config_cache_type::q8_0); }},
         {"cache-type-v", {"--cache-type-v", "f32"}, [](auto & c) { EXPECT_EQ(c.cache_type_v, config_cache_type::f32); }},
         {"max-queue", {"--max-queue", "0"}, [](auto & c) { EXPECT_EQ(c.max_queue, 0); }},
+        {"model-draft", {"-md", "draft.gguf"}, [](auto & c) { EXPECT_EQ(c.model_draft, "draft.gguf"); }},
+        {"draft-max", {"--draft-max", "8"}, [](auto & c) { EXPECT_EQ(c.draft_max, 8); }},
+        {"draft-min", {"--draft-min", "2"}, [](auto & c) { EXPECT_EQ(c.draft_min, 2); }},
+        {"draft-p-min", {"--draft-p-min", "0.5"}, [](auto & c) { EXPECT_FLOAT_EQ(c.draft_p_min, 0.5f); }},
+        {"spec-ngram", {"--spec-ngram", "3"}, [](auto & c) { EXPECT_EQ(c.spec_ngram, 3); }},
         {"host", {"--host", "0.0.0.0"}, [](auto & c) { EXPECT_EQ(c.host, "0.0.0.0"); }},
         {"port", {"--port", "0"}, [](auto & c) { EXPECT_EQ(c.port, 0); }},
         {"io-threads", {"--io-threads", "4"}, [](auto & c) { EXPECT_EQ(c.io_threads, 4); }},
@@ -172,6 +177,8 @@ TEST(config, every_variable_is_read) {
         {"INFERD_IO_THREADS", "7"},         {"INFERD_MAX_BODY_SIZE", "7K"},   {"INFERD_HEADER_TIMEOUT", "7"},
         {"INFERD_IDLE_TIMEOUT", "7"},       {"INFERD_SHUTDOWN_TIMEOUT", "7"}, {"INFERD_CORS_ORIGIN", "*"},
         {"INFERD_LOG_FORMAT", "json"},      {"INFERD_API_KEY", "k"},          {"INFERD_METRICS_KEY", "m"},
+        {"INFERD_MODEL_DRAFT", "d.gguf"},   {"INFERD_DRAFT_MAX", "7"},        {"INFERD_DRAFT_MIN", "7"},
+        {"INFERD_DRAFT_P_MIN", "0.25"},     {"INFERD_SPEC_NGRAM", "7"},
     };
     config_temp_file keys("keys-env.txt", "kf\n");
     config_temp_file file("cfg-env.json", "{}");
@@ -198,6 +205,9 @@ TEST(config, every_variable_is_read) {
                        p.cfg.n_gpu_layers != base.n_gpu_layers || p.cfg.flash_attn != base.flash_attn ||
                        p.cfg.cache_type_k != base.cache_type_k || p.cfg.cache_type_v != base.cache_type_v ||
                        p.cfg.max_queue != base.max_queue || p.cfg.host != base.host || p.cfg.port != base.port ||
+                       p.cfg.model_draft != base.model_draft || p.cfg.draft_max != base.draft_max ||
+                       p.cfg.draft_min != base.draft_min || p.cfg.draft_p_min != base.draft_p_min ||
+                       p.cfg.spec_ngram != base.spec_ngram ||
                        p.cfg.io_threads != base.io_threads || p.cfg.max_body_size != base.max_body_size ||
                        p.cfg.header_timeout != base.header_timeout || p.cfg.idle_timeout != base.idle_timeout ||
                        p.cfg.shutdown_timeout != base.shutdown_timeout || p.cfg.cors_origins != base.cors_origins ||

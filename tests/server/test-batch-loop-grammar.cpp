@@ -1,7 +1,8 @@
 // The batch loop with grammar-constrained requests on a real model: outputs follow the grammar
 // and end with `stop` when complete, concurrent requests equal one-by-one runs, a preempted
 // request resumes with its grammar state, nothing allowed ends with `stop`, ignore_eos does not
-// run past a complete output, unconstrained requests beside constrained ones are unaffected.
+// run past a complete output, unconstrained requests beside constrained ones are unaffected,
+// speculative decoding leaves the output as it is.
 #include "batch-loop-test-util.h"
 #include "server/batch-loop.h"
 #include "testdata.h"
@@ -203,4 +204,40 @@ TEST(batch_loop_grammar, unconstrained_neighbours_are_unaffected) {
     EXPECT_TRUE(grammar_recognize(c.g, g->text)) << g->text;
     EXPECT_EQ(plain_beside->tokens, plain_alone->tokens);
     EXPECT_EQ(plain_beside->reason, gen_finish::length);
+}
+
+// Speculative decoding (n-gram lookup) under a grammar: each position is drawn with the grammar
+// stage in the state of the accepted tokens before it, so greedy and seeded outputs are those
+// of the loop without speculation.
+TEST(batch_loop_grammar, speculation_keeps_the_output) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    auto m = load_stories(dir);
+    const compiled c = compile("root ::= (\"[1\" [0-9] \"]\"){12}\n");
+    for (float temperature : {0.0f, 0.8f}) {
+        SCOPED_TRACE(temperature);
+        std::vector<std::string> texts;
+        uint64_t drafted = 0, accepted = 0;
+        for (bool spec : {false, true}) {
+            batch_loop_params p = loop_params(1);
+            p.spec.ngram = spec ? 3 : 0;
+            batch_loop loop(*m, p);
+            loop.start();
+            auto s = std::make_shared<text_sink>(m->get_tokenizer());
+            gen_request r = constrained(prompts_for_test(2)[1], 100, c, s);
+            r.sampling.temperature = temperature;
+            r.sampling.seed = 5;
+            std::string why;
+            ASSERT_TRUE(loop.submit(std::move(r), &why)) << why;
+            ASSERT_TRUE(s->wait());
+            EXPECT_EQ(s->reason, gen_finish::stop) << s->message;
+            EXPECT_TRUE(grammar_recognize(c.g, s->text)) << s->text;
+            texts.push_back(s->text);
+            loop.stop();
+            drafted = loop.stats().draft_tokens;
+            accepted = loop.stats().draft_accepted;
+        }
+        EXPECT_EQ(texts[0], texts[1]);
+        EXPECT_GT(drafted, 0u);
+        EXPECT_GT(accepted, 0u);
+    }
 }

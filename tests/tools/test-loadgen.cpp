@@ -200,7 +200,7 @@ TEST(LoadgenOptions, ParsesFlagsAndRejectsBadOnes) {
     std::string err;
     const char * argv[] = {"x", "--url", "http://example.org:9000/base/", "-c", "3", "-d", "1.5", "--max-tokens", "7",
                            "--prompt-words", "5", "--shared-prefix-words", "20", "--chat", "--api-key", "k",
-                           "--seed", "99", "--warmup", "0.5", "--json"};
+                           "--seed", "99", "--warmup", "0.5", "--json", "--temperature", "0"};
     ASSERT_TRUE(loadgen_parse_args(int(std::size(argv)), argv, &o, &err)) << err;
     EXPECT_EQ(o.host, "example.org");
     EXPECT_EQ(o.port, "9000");
@@ -214,11 +214,13 @@ TEST(LoadgenOptions, ParsesFlagsAndRejectsBadOnes) {
     EXPECT_EQ(o.api_key, "k");
     EXPECT_EQ(o.seed, 99u);
     EXPECT_DOUBLE_EQ(o.warmup_s, 0.5);
+    EXPECT_DOUBLE_EQ(o.temperature, 0.0);
 
     for (std::vector<const char *> bad : std::vector<std::vector<const char *>>{
              {"x", "-c", "0"}, {"x", "-c", "2x"}, {"x", "-d"}, {"x", "-d", "-1"}, {"x", "--url", "https://h"},
              {"x", "--url", "http://h:0"}, {"x", "--url", "http://:80"}, {"x", "--bogus", "1"}, {"x", "stray"},
-             {"x", "--seed", "-1"}, {"x", "--prompt-words", "0"}}) {
+             {"x", "--seed", "-1"}, {"x", "--prompt-words", "0"}, {"x", "--temperature", "-1"},
+             {"x", "--temperature", "warm"}}) {
         loadgen_options b;
         err.clear();
         EXPECT_FALSE(loadgen_parse_args(int(bad.size()), bad.data(), &b, &err)) << bad[1];

@@ -24,7 +24,7 @@ using steady = std::chrono::steady_clock;
 std::string loadgen_request_body(const loadgen_options & o, const std::string & prompt) {
     nlohmann::json j = {
         {"max_tokens", o.max_tokens},
-        {"temperature", 0.8},
+        {"temperature", o.temperature},
         {"stream", true},
         {"stream_options", {{"include_usage", true}}},
     };

@@ -24,7 +24,7 @@
 #include <memory>
 #include <string>
 
-// The JSON body: prompt (or messages with --chat), max_tokens, temperature 0.8, stream true,
+// The JSON body: prompt (or messages with --chat), max_tokens, temperature (--temperature, 0.8), stream true,
 // stream_options.include_usage true, and model when options.model is set.
 std::string loadgen_request_body(const loadgen_options & o, const std::string & prompt);
 

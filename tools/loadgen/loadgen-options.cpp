@@ -83,6 +83,17 @@ bool apply_value(const std::string & f, const char * v, loadgen_options * o, std
     if (f == "-d" || f == "--duration") return parse_seconds(f, v, 0.001, &o->duration_s, error);
     if (f == "--warmup") return parse_seconds(f, v, 0, &o->warmup_s, error);
     if (f == "--timeout") return parse_seconds(f, v, 0.001, &o->timeout_s, error);
+    if (f == "--temperature") {
+        errno = 0;
+        char * end = nullptr;
+        const double t = std::strtod(v, &end);
+        if (*v == '\0' || *end != '\0' || errno != 0 || !std::isfinite(t) || t < 0 || t > 100) {
+            *error = f + ": expected a number in 0..100, got '" + v + "'";
+            return false;
+        }
+        o->temperature = t;
+        return true;
+    }
     if (f == "--seed") {
         errno = 0;
         char * end = nullptr;
@@ -171,10 +182,11 @@ or embeddings with --embeddings).
   inferd-loadgen --url http://127.0.0.1:8080 [-c CONCURRENCY=8] [-d SECONDS=30]
                  [--max-tokens 64] [--prompt-words 64] [--shared-prefix-words 0]
                  [--chat | --embeddings [--inputs 32]] [--api-key KEY] [--model NAME]
-                 [--seed 1] [--warmup SECONDS=0] [--timeout SECONDS=600] [--json]
+                 [--seed 1] [--temperature 0.8] [--warmup SECONDS=0] [--timeout SECONDS=600]
+                 [--json]
 
 Each of the C clients (one thread and one keep-alive connection each) sends a streaming
-request (POST /v1/completions, or /v1/chat/completions with --chat; temperature 0.8,
+request (POST /v1/completions, or /v1/chat/completions with --chat; --temperature, 0.8 unless given,
 max_tokens, stream_options.include_usage) whose prompt is --shared-prefix-words words common to
 all prompts followed by --prompt-words seeded random words of its own, reads the SSE stream to
 "data: [DONE]", and at once sends the next one. Requests sent during --warmup are not counted.

@@ -31,6 +31,7 @@ struct loadgen_options {
     std::string api_key;              // sent as "Authorization: Bearer KEY" when set
     std::string model;                // the request's "model" field when set
     uint64_t seed = 1;
+    double temperature = 0.8;         // the requests' sampling temperature (0: greedy)
     double timeout_s = 600;           // per read/write: a silent server fails the request
     bool json = false;
     bool help = false;

@@ -71,6 +71,14 @@ struct server_config {
     config_cache_type cache_type_v = config_cache_type::f16;
     int max_queue = 64;              // --max-queue: waiting requests before 503; 0 = none wait
 
+    // Speculative decoding.
+    std::string model_draft;         // -md/--model-draft: a draft model (same vocabulary); "" = none
+    int draft_max = 16;              // --draft-max: most draft tokens per slot and step (1..256)
+    int draft_min = 0;               // --draft-min: shorter drafts are not verified (<= draft_max)
+    float draft_p_min = 0.75f;       // --draft-p-min: the draft model stops below this probability
+    int spec_ngram = 0;              // --spec-ngram: n-gram lookup drafting, the longest suffix
+                                     // matched; 0 = off
+
     // HTTP.
     std::string host = "127.0.0.1";  // --host
     int port = 8080;                 // --port: 1..65535, 0 = any free port

@@ -3,7 +3,8 @@
 //
 // Usage:
 //   batch_loop_params bp; bp.n_parallel = 8; bp.ctx.n_ctx = 4096; bp.ctx.n_threads = 2;
-//   batch_loop loop(*model, bp);                 // throws std::runtime_error (bad params)
+//   batch_loop loop(*model, bp);                 // throws std::runtime_error (bad params, a draft
+//                                                // model of another vocabulary)
 //   loop.start();
 //   auto sink = std::make_shared<my_sink>();     // implements gen_sink (see below)
 //   gen_request r; r.prompt = ids; r.max_tokens = 64; r.sampling = sp; r.sink = sink;
@@ -55,6 +56,25 @@
 // input is never split; requests are served in order. With params.generation false there is no
 // generation context at all (encoder-only models): submit() refuses every request.
 //
+// Speculative decoding (params.spec): a generating slot may put its pending token plus k draft
+// tokens into one step, with logits at each of those positions. Drafts come from n-gram lookup in
+// the slot's own tokens (spec.ngram > 0: the tokens that followed the most recent earlier
+// occurrence of its last N..1 tokens) or from a draft model (spec.draft: a smaller model of the
+// same vocabulary, its own context with one sequence per slot, drafting greedily until its top
+// probability falls below spec.p_min), at most spec.n_max tokens, only where the step has room
+// (n_batch and n_ubatch: prompt chunks come first). Verification samples each position in order
+// with the request's own sampler (grammar stage included): a sample equal to the draft token
+// accepts it and goes on, the first one that differs is emitted instead and the rest of the
+// draft is removed from the KV cache. The sampler is called once per emitted token, in the same
+// order as without speculation, so a request's output (seeded or greedy) is the same token for
+// token (up to the float rounding of positions computed together in one step, which can differ
+// in the last bit, as between concurrent and lone requests); only the number of steps changes.
+// Every emitted token goes through the usual per-token path (sink, cancellation, max_tokens,
+// end-of-generation, logprobs of its own position). Pacing: a request's next draft is at most 4
+// tokens at first, doubles after a draft accepted whole and falls to one more than was accepted
+// otherwise; after a draft with nothing accepted (or a draft model sure of nothing) the request
+// drafts nothing for 1, 3, 7, 15 or 31 steps.
+//
 // Sinks are called on the batch loop thread only and must not block.
 #pragma once
 
@@ -87,6 +107,8 @@ struct gen_usage {
     int32_t prompt_tokens = 0;
     int32_t completion_tokens = 0;
     int32_t cached_tokens = 0;  // prompt tokens taken from the prefix cache
+    int32_t draft_tokens = 0;   // speculative decoding: draft tokens verified for this request
+    int32_t draft_accepted = 0; // of which accepted (emitted without a step of their own)
 };
 
 // Receives one request's progress (on the batch loop thread).
@@ -133,6 +155,17 @@ struct embd_request {
     std::function<bool()> cancelled;  // optional: polled between steps; true drops the request
 };
 
+// Speculative decoding (see above). Off unless draft or ngram is set; with both, the draft model
+// drafts and n-gram lookup is not used.
+struct batch_loop_spec_params {
+    const model * draft = nullptr;  // draft model, same vocabulary (checked: the loop throws)
+    uint32_t ngram = 0;             // n-gram lookup: the longest suffix matched (0: off)
+    int32_t n_max = 16;             // most draft tokens per slot and step
+    int32_t n_min = 0;              // shorter drafts are not verified
+    float p_min = 0.75f;            // draft model: stop drafting below this top probability
+    bool enabled() const { return draft != nullptr || ngram > 0; }
+};
+
 struct batch_loop_params {
     context_params ctx;            // n_ctx, n_batch (tokens per step), n_ubatch, threads, KV types
     uint32_t n_parallel = 4;       // slots
@@ -141,6 +174,7 @@ struct batch_loop_params {
     bool embeddings = false;       // a second context computes embedding requests
     pooling_type pooling = pooling_type::unspecified;  // of the embeddings context
     uint32_t embd_max_tokens = 8192;  // the longest embedding input (also bounded by n_ctx)
+    batch_loop_spec_params spec;      // speculative decoding (off by default)
 };
 
 struct batch_loop_stats {
@@ -148,6 +182,8 @@ struct batch_loop_stats {
     uint32_t waiting = 0;       // requests queued
     float kv_usage = 0.0f;      // used cells / cells
     uint64_t steps = 0;         // decode calls so far
+    uint64_t draft_tokens = 0;  // draft tokens verified so far (speculative decoding)
+    uint64_t draft_accepted = 0;  // of which accepted
 };
 
 class batch_loop {
@@ -171,6 +207,9 @@ public:
     bool submit_all(std::vector<gen_request> & rs, std::string * why);
     // Called after every decode step with the batch size (on the loop thread), for metrics.
     void set_step_observer(std::function<void(int32_t n_tokens)> f);
+    // Called after every step that verified drafts (on the loop thread), for metrics: the draft
+    // tokens verified in that step and how many of them were accepted.
+    void set_draft_observer(std::function<void(int32_t n_drafted, int32_t n_accepted)> f);
 
     // Queues an embedding request (thread-safe). False with *why when the loop has no
     // embeddings context, the queue is full, or an input is empty, too long or outside the

@@ -176,6 +176,8 @@ public:
     void set_requests_waiting(size_t n);
     void set_kv_cache_usage(double ratio);      // clamped to [0, 1]
     void decode_step(size_t n_tokens);          // one engine batch of n_tokens tokens
+    // Speculative decoding: n draft tokens verified, `accepted` of them accepted.
+    void add_draft_tokens(uint64_t n, uint64_t accepted);
     void set_model_info(const server_model_info & info);  // replaces the previous one
 
     std::string render() const { return registry_.render(); }
@@ -195,6 +197,8 @@ private:
     metrics_gauge * kv_usage_;
     metrics_histogram * batch_tokens_;
     metrics_counter * decode_steps_;
+    metrics_counter * draft_tokens_;
+    metrics_counter * draft_accepted_;
     metrics_family<metrics_gauge> * model_info_;
 };
 
