@@ -10,6 +10,9 @@
 // separately so that the plain one is unchanged.
 // accumulate: 32 output floats (four registers) at a time over every cell of the tile, two
 // cells per step, then the last 16 (dvp is a multiple of 16).
+// group_tile: ops-attn-tile.h on 8-float vectors (traits below); K for it in pairs of elements
+// (rows_f16_to_f32_t straight from F16 rows, transpose from F32 rows): small transposes in
+// registers. mask_bits: 16 F16 (8 F32) mask values per compare.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"

@@ -10,6 +10,9 @@
 // in the same loop, compiled separately so that the plain one is unchanged.
 // accumulate: 64 output floats (four registers) at a time over every cell of the tile, two
 // cells per step, then single 16-float chunks for the rest.
+// group_tile: ops-attn-tile.h on 16-float vectors (traits below); K for it in pairs of elements
+// (rows_f16_to_f32_t straight from F16 rows, transpose from F32 rows): small transposes in
+// registers. mask_bits: 32 F16 (16 F32) mask values per compare.
 #include "cpu/vec-math-avx512.h"
 
 #include <cstddef>

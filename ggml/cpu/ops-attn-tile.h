@@ -75,11 +75,7 @@ inline void attn_tile_scores_block(const ggml_cpu_attn_group & g, int64_t r0, in
         const V m = mrow ? T::load_below(mrow, left) : T::zero();
         const V dot = T::load(s);
         V x = g.cap > 0.0f ? T::fmadd(T::tanh(T::mul(dot, vscale)), vcap, m) : T::fmadd(dot, vscale, m);
-        x = T::lanes_below(x, left, ninf);
-        T::store(s, x);
-        const float mx = T::reduce_max(T::max(x, ninf));  // NaN lanes count as -inf
-        float * rm = g.alpha + r0 + r;
-        *rm = mx > *rm ? mx : *rm;
+        T::store(s, T::lanes_below(x, left, ninf));
     }
 }
 
@@ -95,10 +91,9 @@ inline void attn_tile_scores_rows(const ggml_cpu_attn_group & g, int64_t r0, int
     attn_tile_scores_block<T, R>(g, r0, c0);
 }
 
-// Scores of every row (lanes past n: -inf), and each row's maximum score in alpha.
+// Scores of every row (lanes past n: -inf).
 template <class T>
 inline void attn_tile_scores(const ggml_cpu_attn_group & g) {
-    for (int64_t r = 0; r < g.nr; ++r) g.alpha[r] = -__builtin_inff();
     for (int64_t r0 = 0; r0 < g.nr; r0 += T::RS) {
         const int64_t rows = g.nr - r0 < T::RS ? g.nr - r0 : T::RS;
         for (int64_t c0 = 0; c0 < g.n; c0 += T::W) attn_tile_scores_rows<T>(g, r0, rows, c0);
@@ -106,10 +101,18 @@ inline void attn_tile_scores(const ggml_cpu_attn_group & g) {
 }
 
 // Scores to weights in place (every vector of a row up to n; lanes past n hold -inf: weight 0).
-// The new maxima and the rescaling factors of W rows at a time first.
+// Each row's maximum score first (into alpha), then the new maxima and the rescaling factors of
+// W rows at a time.
 template <class T>
 inline void attn_tile_softmax(const ggml_cpu_attn_group & g) {
     using V = typename T::V;
+    const int64_t nv = (g.n + T::W - 1) / T::W;
+    for (int64_t r = 0; r < g.nr; ++r) {
+        const float * s = g.s + r * g.k_tile;
+        V vmax = T::set1(-__builtin_inff());
+        for (int64_t i = 0; i < nv; ++i) vmax = T::max(T::load(s + i * T::W), vmax);  // NaN keeps vmax
+        g.alpha[r] = T::reduce_max(vmax);
+    }
     for (int64_t r0 = 0; r0 < g.nr; r0 += T::W) {
         const int64_t k = g.nr - r0;
         const V m_old = T::load_below(g.m + r0, k);
@@ -117,7 +120,6 @@ inline void attn_tile_softmax(const ggml_cpu_attn_group & g) {
         T::store_below(g.m + r0, m_new, k);
         T::store_below(g.alpha + r0, T::exp(T::sub(m_old, m_new)), k);  // 0 where m_old is -inf
     }
-    const int64_t nv = (g.n + T::W - 1) / T::W;
     for (int64_t r = 0; r < g.nr; ++r) {
         float * s = g.s + r * g.k_tile;
         if (g.m[r] == -__builtin_inff()) {  // nothing visible to this row yet

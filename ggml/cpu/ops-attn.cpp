@@ -3,17 +3,32 @@
 // Work is cut into units: a batch entry (dim 3: independent problems of one shape), a block of
 // kv heads (gb; more than one only when their query rows are few, as in decode, so that a unit
 // reads whole cache rows), a block of their query heads (hb per kv head), a block of query rows
-// (qb) and a range of KV cells (a chunk). The unit's
-// (query, head) "rows" of one kv head share every K/V row they read: each tile of up to
-// k_tile visible cells is converted to F32 once (rows zero-padded to 16 floats) and then used
-// by all those rows (the K/V rows of one kv head at a time, so that the tile stays in L1).
+// (qb) and a range of KV cells (a chunk). The unit's (query, head) "rows" of one kv head share
+// every K/V row they read.
+//
+// Groups: with a mask, each query row's visible cells become bits (64 cells a word, found with
+// SIMD compares of the mask row), and the unit's query rows are grouped greedily by the cells
+// they see (attn_group_rows): the tokens of one sequence share a group, decode rows of
+// different sequences of a unified cache (disjoint cells) get groups of their own, rows whose
+// sequences share a long copied prefix stay together. A group then walks only the union of its
+// rows' cells, in tiles of up to k_tile cells gathered from the bits; cells that no row of the
+// group sees are never read.
+//
+// Tiles: the K and V rows of the unit's kv heads for the tile's cells are first copied in cell
+// order (attn_stage: one contiguous run per cell, or one for the whole tile; memory read in
+// order, which the hardware prefetchers follow), then converted to F32 one kv head at a time
+// (so that they stay in L1 for the rows that use them): V as rows of dvp floats, K in the
+// layout of the group step (ops-attn.h: pairs of elements with cells across SIMD lanes) on the
+// AVX2 / AVX-512 paths, as rows on the scalar path.
 // Per row and tile (blocked online softmax, one pass over the cells):
 //   s_t   = scale * q . k_t + mask_t            (-inf where the mask excludes the cell)
-//           (with a soft-cap c > 0: c * tanh(scale * q . k_t / c) + mask_t, its own inner loop)
+//           (with a soft-cap c > 0: c * tanh(scale * q . k_t / c) + mask_t)
 //   m'    = max(m, max_t s_t);  alpha = exp(m - m')
 //   w_t   = exp(s_t - m');  l = alpha * l + sum_t w_t;  acc = alpha * acc + sum_t w_t v_t
-// and at the end dst = acc / l (zeros when no cell was visible). Cells that the mask excludes
-// for every query row of a unit are skipped without reading K or V.
+// and at the end dst = acc / l (zeros when no cell was visible). The SIMD paths do this for all
+// the rows of one kv head and group at once (group_tile, ops-attn-tile.h: scores as a small
+// GEMM of the rows' q and the tile's K, then the softmax and the accumulation over row
+// blocks); the scalar path row by row.
 //
 // When there are few units for the threads (decode: one query row), the cells are split into
 // chunks as well; each unit then leaves (m, l, acc) of its chunk in the shared part of the work
@@ -626,88 +641,7 @@ ggml_to_float_fn attn_row_converter(ggml_type t, const ggml_cpu_convert_fns & cv
     return f ? f : ggml_get_type_traits(t).to_float;
 }
 
-// ---- scalar inner loops (the reference path) ----
-
-float attn_scores_scalar(const float * q, const float * k, int64_t dp, int64_t n, float scale, const float * mask,
-                         float * s) {
-    float mx = -INFINITY;
-    for (int64_t t = 0; t < n; ++t) {
-        const float * kr = k + t * dp;
-        double sum = 0.0;
-        for (int64_t d = 0; d < dp; ++d) sum += double(q[d]) * double(kr[d]);
-        s[t] = float(sum) * scale + (mask ? mask[t] : 0.0f);
-        mx = s[t] > mx ? s[t] : mx;
-    }
-    return mx;
-}
-
-float attn_scores_softcap_scalar(const float * q, const float * k, int64_t dp, int64_t n, float scale, float cap,
-                                 const float * mask, float * s) {
-    float mx = -INFINITY;
-    for (int64_t t = 0; t < n; ++t) {
-        const float * kr = k + t * dp;
-        double sum = 0.0;
-        for (int64_t d = 0; d < dp; ++d) sum += double(q[d]) * double(kr[d]);
-        s[t] = float(double(cap) * std::tanh(double(float(sum) * scale))) + (mask ? mask[t] : 0.0f);
-        mx = s[t] > mx ? s[t] : mx;
-    }
-    return mx;
-}
-
-void attn_accumulate_scalar(float * acc, const float * v, int64_t dvp, const float * w, int64_t n) {
-    for (int64_t t = 0; t < n; ++t) {
-        if (w[t] == 0.0f) continue;
-        const float * vr = v + t * dvp;
-        for (int64_t d = 0; d < dvp; ++d) acc[d] += w[t] * vr[d];
-    }
-}
-
-void attn_rows_f16_to_f32_scalar(const uint8_t * base, size_t stride, const int64_t * cells, int64_t n, int64_t d,
-                                 float * y, int64_t dp) {
-    for (int64_t t = 0; t < n; ++t) {
-        ggml_fp16_to_fp32_row(reinterpret_cast<const ggml_fp16_t *>(base + size_t(cells[t]) * stride), y + t * dp, d);
-        std::fill(y + t * dp + d, y + (t + 1) * dp, 0.0f);
-    }
-}
-
-void attn_rows_q8_0_to_f32_scalar(const uint8_t * base, size_t stride, const int64_t * cells, int64_t n, int64_t d,
-                                  float * y, int64_t dp) {
-    for (int64_t t = 0; t < n; ++t) {
-        ggml_dequantize_row_q8_0(reinterpret_cast<const block_q8_0 *>(base + size_t(cells[t]) * stride), y + t * dp, d);
-    }
-}
-
-void attn_mask_bits_scalar(const void * row, bool f16, int64_t n, uint64_t * bits) {
-    for (int64_t w = 0; w * 64 < n; ++w) bits[w] = 0;
-    for (int64_t j = 0; j < n; ++j) {
-        bool visible;
-        if (f16) {
-            uint16_t h;
-            std::memcpy(&h, static_cast<const char *>(row) + size_t(j) * 2, 2);
-            visible = h != 0xfc00;
-        } else {
-            float x;
-            std::memcpy(&x, static_cast<const char *>(row) + size_t(j) * 4, 4);
-            visible = x != -INFINITY;
-        }
-        if (visible) bits[j / 64] |= uint64_t(1) << (j % 64);
-    }
-}
-
-const ggml_cpu_attn_fns attn_fns_scalar = {"scalar",
-                                           attn_scores_scalar,
-                                           attn_scores_softcap_scalar,
-                                           attn_accumulate_scalar,
-                                           attn_rows_f16_to_f32_scalar,
-                                           attn_rows_q8_0_to_f32_scalar,
-                                           attn_mask_bits_scalar,
-                                           nullptr,
-                                           nullptr,
-                                           nullptr};
-
 }  // namespace
-
-const ggml_cpu_attn_fns & ggml_cpu_attn_fns_scalar() { return attn_fns_scalar; }
 
 const ggml_cpu_attn_fns & ggml_cpu_attn_for(ggml_cpu_isa isa) {
     switch (isa) {
@@ -715,11 +649,11 @@ const ggml_cpu_attn_fns & ggml_cpu_attn_for(ggml_cpu_isa isa) {
         case ggml_cpu_isa::avx2: return ggml_cpu_attn_fns_avx2();
         case ggml_cpu_isa::best: {
             const ggml_cpu_isa best = ggml_cpu_detect_features().best_isa();
-            return best == ggml_cpu_isa::best ? attn_fns_scalar : ggml_cpu_attn_for(best);
+            return best == ggml_cpu_isa::best ? ggml_cpu_attn_fns_scalar() : ggml_cpu_attn_for(best);
         }
         case ggml_cpu_isa::scalar: break;
     }
-    return attn_fns_scalar;
+    return ggml_cpu_attn_fns_scalar();
 }
 
 size_t ggml_cpu_flash_attn_work_size(const ggml_tensor * dst, int n_threads) {

@@ -1,20 +1,27 @@
 // ggml/cpu/ops-attn.h — SIMD inner loops of the fused attention kernel (internal).
 //
-// Usage (inside ops-attn.cpp, on one tile of n cells already converted to F32):
+// Usage (inside ops-attn.cpp, on one tile of n cells):
 //   const ggml_cpu_attn_fns & fa = ggml_cpu_attn_for(p.isa);
-//   float mx = fa.scores(q, k_tile, dp, n, scale, mask_row, s);  // s[t] = scale q.k_t + mask[t]
-//   mx = fa.scores_softcap(q, k_tile, dp, n, scale / cap, cap, mask_row, s);  // soft-capped
-//   fa.accumulate(acc, v_tile, dvp, w, n); // acc += sum_t w[t] * v_tile[t*dvp ..]
-//   fa.rows_f16_to_f32(k_base, nb1, cells, n, d, k_tile, dp);   // gathers F16 rows as F32
+//   fa.mask_bits(mask_row, f16, n_cells, bits);                 // visible cells as bits
+//   fa.rows_f16_to_f32(v_base, nb1, cells, n, dv, v_tile, dvp);  // gathers F16 rows as F32
+//   if (fa.group_tile) {                                         // AVX2 / AVX-512
+//       fa.rows_f16_to_f32_t(k_base, nb1, cells, n, d, k_pairs, 2 * k_tile);  // K in pairs
+//       fa.group_tile(g);  // every row of one kv head over the tile (ggml_cpu_attn_group)
+//   } else {                                                     // scalar: row by row
+//       float mx = fa.scores(q, k_tile, dp, n, scale, mask_row, s);  // s[t] = scale q.k_t + mask[t]
+//       fa.accumulate(acc, v_tile, dvp, w, n);                       // acc += sum_t w[t] v_tile[t]
+//   }
 //
 // Layout shared by every function: rows of a tile are padded to a multiple of 16 floats
-// (dp, dvp), the padding holds zeros, and K tiles hold a multiple of 16 rows (zeros past n),
-// so the SIMD dot products need no tail handling. Weights of cells masked for a query row are exactly 0:
-// those V rows add nothing (they hold ordinary values: the cell is visible to another row).
+// (dp, dvp), the padding holds zeros, and K tiles hold a multiple of 16 cells (zeros past n),
+// so the SIMD loops need no tail handling. Weights of cells masked for a query row are exactly
+// 0: those V rows add nothing (they hold ordinary values: the cell is visible to another row).
+// scores, scores_softcap and accumulate are the row-by-row loops (the scalar path; accumulate
+// also merges the chunks of a chunked plan on every path).
 //
-// One table per instruction-set path, as in ops-vec.h: scalar (ops-attn.cpp), AVX2+FMA
+// One table per instruction-set path, as in ops-vec.h: scalar (ops-attn-scalar.cpp), AVX2+FMA
 // (ops-attn-avx2.cpp), AVX-512 (ops-attn-avx512.cpp); the AVX files include this header, so it
-// holds declarations and a plain struct only.
+// holds declarations and plain structs only.
 #pragma once
 
 #include <cstddef>
@@ -82,6 +89,6 @@ struct ggml_cpu_attn_fns {
 // fastest this CPU supports).
 const ggml_cpu_attn_fns & ggml_cpu_attn_for(ggml_cpu_isa isa);
 
-const ggml_cpu_attn_fns & ggml_cpu_attn_fns_scalar();
+const ggml_cpu_attn_fns & ggml_cpu_attn_fns_scalar();  // ops-attn-scalar.cpp
 const ggml_cpu_attn_fns & ggml_cpu_attn_fns_avx2();    // ops-attn-avx2.cpp
 const ggml_cpu_attn_fns & ggml_cpu_attn_fns_avx512();  // ops-attn-avx512.cpp
