@@ -3,13 +3,9 @@
 // Compiled with the AVX2 flags and only reached after a CPUID check: nothing but the exported
 // table getter has external linkage, and no std templates are used.
 //
-// scores: 8 cells at a time, one accumulator per cell (q loaded once per 8-float chunk and used
-// by all 8), then the accumulators are summed lane-wise with two levels of hadd and one
-// exchange of 128-bit halves: lane t of the result is cell t's dot product. The soft-capped
-// variant applies cap * tanh(.) to those (vec-math-avx2.h) in the same loop, compiled
-// separately so that the plain one is unchanged.
-// accumulate: 32 output floats (four registers) at a time over every cell of the tile, two
-// cells per step, then the last 16 (dvp is a multiple of 16).
+// Scores come from group_tile (no row-by-row scores on this path: nullptr in the table).
+// accumulate (merging the chunks of a chunked plan): 32 output floats (four registers) at a
+// time over every cell of the tile, two cells per step, then the last 16 (dvp % 16 == 0).
 // group_tile: ops-attn-tile.h on 8-float vectors (traits below); K for it in pairs of elements
 // (rows_f16_to_f32_t straight from F16 rows, transpose from F32 rows): small transposes in
 // registers. mask_bits: 16 F16 (8 F32) mask values per compare.
@@ -28,62 +24,6 @@
 #include "ggml/quants.h"
 
 namespace {
-
-// Lane t of the result = the sum of c[t]'s 8 lanes.
-static inline __m256 sum8(const __m256 * c) {
-    const __m256 h0123 = _mm256_hadd_ps(_mm256_hadd_ps(c[0], c[1]), _mm256_hadd_ps(c[2], c[3]));
-    const __m256 h4567 = _mm256_hadd_ps(_mm256_hadd_ps(c[4], c[5]), _mm256_hadd_ps(c[6], c[7]));
-    // each 128-bit half of h0123 holds partial sums of cells 0..3 (low half: elements 0-3 of
-    // each cell, high half: elements 4-7); add the halves, cells 4..7 go to the high half.
-    return _mm256_add_ps(_mm256_permute2f128_ps(h0123, h4567, 0x20), _mm256_permute2f128_ps(h0123, h4567, 0x31));
-}
-
-template <bool Cap>
-static inline float attn_scores_impl_avx2(const float * q, const float * k, int64_t dp, int64_t n, float scale,
-                                          float cap, const float * mask, float * s) {
-    const __m256 vscale = _mm256_set1_ps(scale);
-    const __m256 vcap = _mm256_set1_ps(cap);
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    __m256 vmax = _mm256_set1_ps(-__builtin_inff());
-    for (int64_t t0 = 0; t0 < n; t0 += 8) {
-        const float * kt = k + t0 * dp;
-        __m256 c[8];
-#pragma GCC unroll 8
-        for (int j = 0; j < 8; ++j) c[j] = _mm256_setzero_ps();
-        for (int64_t d = 0; d < dp; d += 8) {
-            const __m256 qv = _mm256_loadu_ps(q + d);
-#pragma GCC unroll 8
-            for (int j = 0; j < 8; ++j) c[j] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(kt + j * dp + d), c[j]);
-        }
-        const int left = n - t0 >= 8 ? 8 : int(n - t0);
-        const __m256i valid = _mm256_cmpgt_epi32(_mm256_set1_epi32(left), lane);  // lanes < left
-        const __m256 m = mask ? _mm256_maskload_ps(mask + t0, valid) : _mm256_setzero_ps();
-        __m256 st;
-        if constexpr (Cap) {
-            st = _mm256_fmadd_ps(vec_math_tanh_avx2(_mm256_mul_ps(sum8(c), vscale)), vcap, m);
-        } else {
-            st = _mm256_fmadd_ps(sum8(c), vscale, m);
-        }
-        _mm256_storeu_ps(s + t0, st);
-        // invalid lanes -inf; max(st, vmax) keeps vmax where st is NaN
-        const __m256 sv = _mm256_blendv_ps(_mm256_set1_ps(-__builtin_inff()), st, _mm256_castsi256_ps(valid));
-        vmax = _mm256_max_ps(sv, vmax);
-    }
-    __m128 h = _mm_max_ps(_mm256_castps256_ps128(vmax), _mm256_extractf128_ps(vmax, 1));
-    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
-    return _mm_cvtss_f32(h);
-}
-
-static float attn_scores_avx2(const float * q, const float * k, int64_t dp, int64_t n, float scale,
-                              const float * mask, float * s) {
-    return attn_scores_impl_avx2<false>(q, k, dp, n, scale, 0.0f, mask, s);
-}
-
-static float attn_scores_softcap_avx2(const float * q, const float * k, int64_t dp, int64_t n, float scale,
-                                      float cap, const float * mask, float * s) {
-    return attn_scores_impl_avx2<true>(q, k, dp, n, scale, cap, mask, s);
-}
 
 // 32 output floats per block, two cells per step into two sets of accumulators (eight
 // independent FMA chains), added together at the end of the block; dvp % 16 == 0, so a last
@@ -316,8 +256,8 @@ static void attn_mask_bits_avx2(const void * row, bool f16, int64_t n, uint64_t 
 
 const ggml_cpu_attn_fns attn_fns_avx2 = {
     "avx2",
-    attn_scores_avx2,
-    attn_scores_softcap_avx2,
+    nullptr,
+    nullptr,
     attn_accumulate_avx2,
     attn_rows_f16_to_f32_avx2,
     attn_rows_q8_0_to_f32_avx2,

@@ -3,13 +3,9 @@
 // Compiled with the AVX-512 flags and only reached after a CPUID check: nothing but the
 // exported table getter has external linkage, and no std templates are used.
 //
-// scores: 16 cells at a time, one accumulator per cell (q loaded once per 16-float chunk and
-// used by all 16), then the 16 accumulators are summed lane-wise into one vector whose lane t
-// is cell t's dot product (a transpose-and-add tree: 15 merges instead of 16 full horizontal
-// sums). The soft-capped variant applies cap * tanh(.) to those dot products (vec-math-avx512.h)
-// in the same loop, compiled separately so that the plain one is unchanged.
-// accumulate: 64 output floats (four registers) at a time over every cell of the tile, two
-// cells per step, then single 16-float chunks for the rest.
+// Scores come from group_tile (no row-by-row scores on this path: nullptr in the table).
+// accumulate (merging the chunks of a chunked plan): 64 output floats (four registers) at a
+// time over every cell of the tile, two cells per step, then single 16-float chunks.
 // group_tile: ops-attn-tile.h on 16-float vectors (traits below); K for it in pairs of elements
 // (rows_f16_to_f32_t straight from F16 rows, transpose from F32 rows): small transposes in
 // registers. mask_bits: 32 F16 (16 F32) mask values per compare.
@@ -22,75 +18,6 @@
 #include "ggml/quants.h"
 
 namespace {
-
-// Lane-wise merge of two vectors of partial sums: the result has, in each 128-bit lane, the
-// pairwise sums of a's and b's elements interleaved (a0+a2, b0+b2, a1+a3, b1+b3 per lane).
-static inline __m512 merge_ps(__m512 a, __m512 b) {
-    return _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
-}
-
-// Same one level up, moving 64-bit pairs: per 128-bit lane (a01, b01) + (a23, b23), added as floats.
-static inline __m512 merge_pd(__m512 a, __m512 b) {
-    const __m512d ad = _mm512_castps_pd(a), bd = _mm512_castps_pd(b);
-    return _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(ad, bd)), _mm512_castpd_ps(_mm512_unpackhi_pd(ad, bd)));
-}
-
-// Across 128-bit lanes: lanes (0, 2) and (1, 3) of a and b added: result lanes hold
-// a.L0+a.L1, a.L2+a.L3, b.L0+b.L1, b.L2+b.L3.
-static inline __m512 merge_lanes(__m512 a, __m512 b) {
-    return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x88), _mm512_shuffle_f32x4(a, b, 0xdd));
-}
-
-// Lane t of the result = the sum of c[t]'s 16 lanes.
-static inline __m512 sum16(const __m512 * c) {
-    // level 1: pairs; level 2: quads -> each 128-bit lane holds 4 partial sums of 4 cells
-    const __m512 q0 = merge_pd(merge_ps(c[0], c[1]), merge_ps(c[2], c[3]));
-    const __m512 q1 = merge_pd(merge_ps(c[4], c[5]), merge_ps(c[6], c[7]));
-    const __m512 q2 = merge_pd(merge_ps(c[8], c[9]), merge_ps(c[10], c[11]));
-    const __m512 q3 = merge_pd(merge_ps(c[12], c[13]), merge_ps(c[14], c[15]));
-    // levels 3 and 4: across the four 128-bit lanes
-    return merge_lanes(merge_lanes(q0, q1), merge_lanes(q2, q3));
-}
-
-template <bool Cap>
-static inline float attn_scores_impl_avx512(const float * q, const float * k, int64_t dp, int64_t n, float scale,
-                                            float cap, const float * mask, float * s) {
-    const __m512 vscale = _mm512_set1_ps(scale);
-    const __m512 vcap = _mm512_set1_ps(cap);
-    __m512 vmax = _mm512_set1_ps(-__builtin_inff());
-    for (int64_t t0 = 0; t0 < n; t0 += 16) {
-        const float * kt = k + t0 * dp;
-        __m512 c[16];
-#pragma GCC unroll 16
-        for (int j = 0; j < 16; ++j) c[j] = _mm512_setzero_ps();
-        for (int64_t d = 0; d < dp; d += 16) {
-            const __m512 qv = _mm512_loadu_ps(q + d);
-#pragma GCC unroll 16
-            for (int j = 0; j < 16; ++j) c[j] = _mm512_fmadd_ps(qv, _mm512_loadu_ps(kt + j * dp + d), c[j]);
-        }
-        const __mmask16 valid = n - t0 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - t0)) - 1u);
-        const __m512 m = mask ? _mm512_maskz_loadu_ps(valid, mask + t0) : _mm512_setzero_ps();
-        __m512 st;
-        if constexpr (Cap) {
-            st = _mm512_fmadd_ps(vec_math_tanh_avx512(_mm512_mul_ps(sum16(c), vscale)), vcap, m);
-        } else {
-            st = _mm512_fmadd_ps(sum16(c), vscale, m);
-        }
-        _mm512_storeu_ps(s + t0, st);
-        vmax = _mm512_mask_max_ps(vmax, valid, st, vmax);  // NaN lanes keep vmax
-    }
-    return _mm512_reduce_max_ps(vmax);
-}
-
-static float attn_scores_avx512(const float * q, const float * k, int64_t dp, int64_t n, float scale,
-                                const float * mask, float * s) {
-    return attn_scores_impl_avx512<false>(q, k, dp, n, scale, 0.0f, mask, s);
-}
-
-static float attn_scores_softcap_avx512(const float * q, const float * k, int64_t dp, int64_t n, float scale,
-                                        float cap, const float * mask, float * s) {
-    return attn_scores_impl_avx512<true>(q, k, dp, n, scale, cap, mask, s);
-}
 
 // Two cells per step into two sets of accumulators (eight independent FMA chains for a
 // 64-float block), added together at the end of the block.
@@ -338,8 +265,8 @@ static void attn_mask_bits_avx512(const void * row, bool f16, int64_t n, uint64_
 
 const ggml_cpu_attn_fns attn_fns_avx512 = {
     "avx512",
-    attn_scores_avx512,
-    attn_scores_softcap_avx512,
+    nullptr,
+    nullptr,
     attn_accumulate_avx512,
     attn_rows_f16_to_f32_avx512,
     attn_rows_q8_0_to_f32_avx512,

@@ -16,8 +16,9 @@
 // (dp, dvp), the padding holds zeros, and K tiles hold a multiple of 16 cells (zeros past n),
 // so the SIMD loops need no tail handling. Weights of cells masked for a query row are exactly
 // 0: those V rows add nothing (they hold ordinary values: the cell is visible to another row).
-// scores, scores_softcap and accumulate are the row-by-row loops (the scalar path; accumulate
-// also merges the chunks of a chunked plan on every path).
+// scores, scores_softcap and accumulate are the row-by-row loops of the scalar path (scores
+// nullptr on the SIMD paths, which have group_tile; accumulate also merges the chunks of a
+// chunked plan on every path).
 //
 // One table per instruction-set path, as in ops-vec.h: scalar (ops-attn-scalar.cpp), AVX2+FMA
 // (ops-attn-avx2.cpp), AVX-512 (ops-attn-avx512.cpp); the AVX files include this header, so it
