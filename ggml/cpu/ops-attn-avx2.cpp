@@ -152,7 +152,9 @@ struct vt256 {
     static V load_below(const float * p, int64_t k) { return _mm256_maskload_ps(p, below(k)); }
     static void store_below(float * p, V x, int64_t k) { _mm256_maskstore_ps(p, below(k), x); }
     static V set1_pair(const float * p) {
-        return _mm256_castpd_ps(_mm256_broadcast_sd(reinterpret_cast<const double *>(p)));
+        double d;
+        __builtin_memcpy(&d, p, sizeof d);
+        return _mm256_castpd_ps(_mm256_set1_pd(d));
     }
     static V pair_sum(V a, V b) {  // hadd: per 128-bit half a01 a23 b01 b23; then halves reordered
         return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_hadd_ps(a, b)), 0xd8));

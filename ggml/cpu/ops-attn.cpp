@@ -413,7 +413,9 @@ bool attn_stage(const attn_args & a, const attn_unit & un, const attn_scratch & 
             for (int64_t c = 0; c < n; ++c) std::memcpy(y + size_t(c) * span, base + size_t(cells[c]) * t->nb[1], span);
         }
         *out[i] = *t;
-        out[i]->data = y - size_t(un.g0) * t->nb[2] - size_t(un.b) * t->nb[3];
+        // the loaders add g * nb[2] + b * nb[3] for kv head g of batch entry b: kv head g0 at y
+        out[i]->data = reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(y) - size_t(un.g0) * t->nb[2] -
+                                                size_t(un.b) * t->nb[3]);
         out[i]->nb[1] = span;
         off += span * size_t(n);
     }
