@@ -3,13 +3,12 @@
 // Compiled with the AVX-512 flags and only reached after a CPUID check: nothing but the
 // exported table getter has external linkage, and no std templates are used.
 //
-// scores: 16 cells at a time, one accumulator per cell (q loaded once per 16-float chunk and
-// used by all 16), then the 16 accumulators are summed lane-wise into one vector whose lane t
-// is cell t's dot product (a transpose-and-add tree: 15 merges instead of 16 full horizontal
-// sums). The soft-capped variant applies cap * tanh(.) to those dot products (vec-math-avx512.h)
-// in the same loop, compiled separately so that the plain one is unchanged.
-// accumulate: 64 output floats (four registers) at a time over every cell of the tile, two
-// cells per step, then single 16-float chunks for the rest.
+// Scores come from group_tile (no row-by-row scores on this path: nullptr in the table).
+// accumulate (merging the chunks of a chunked plan): 64 output floats (four registers) at a
+// time over every cell of the tile, two cells per step, then single 16-float chunks.
+// group_tile: ops-attn-tile.h on 16-float vectors (traits below); K for it in pairs of elements
+// (rows_f16_to_f32_t straight from F16 rows, transpose from F32 rows): small transposes in
+// registers. mask_bits: 32 F16 (16 F32) mask values per compare.
 #include "cpu/vec-math-avx512.h"
 
 #include <cstddef>
@@ -19,75 +18,6 @@
 #include "ggml/quants.h"
 
 namespace {
-
-// Lane-wise merge of two vectors of partial sums: the result has, in each 128-bit lane, the
-// pairwise sums of a's and b's elements interleaved (a0+a2, b0+b2, a1+a3, b1+b3 per lane).
-static inline __m512 merge_ps(__m512 a, __m512 b) {
-    return _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
-}
-
-// Same one level up, moving 64-bit pairs: per 128-bit lane (a01, b01) + (a23, b23), added as floats.
-static inline __m512 merge_pd(__m512 a, __m512 b) {
-    const __m512d ad = _mm512_castps_pd(a), bd = _mm512_castps_pd(b);
-    return _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(ad, bd)), _mm512_castpd_ps(_mm512_unpackhi_pd(ad, bd)));
-}
-
-// Across 128-bit lanes: lanes (0, 2) and (1, 3) of a and b added: result lanes hold
-// a.L0+a.L1, a.L2+a.L3, b.L0+b.L1, b.L2+b.L3.
-static inline __m512 merge_lanes(__m512 a, __m512 b) {
-    return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x88), _mm512_shuffle_f32x4(a, b, 0xdd));
-}
-
-// Lane t of the result = the sum of c[t]'s 16 lanes.
-static inline __m512 sum16(const __m512 * c) {
-    // level 1: pairs; level 2: quads -> each 128-bit lane holds 4 partial sums of 4 cells
-    const __m512 q0 = merge_pd(merge_ps(c[0], c[1]), merge_ps(c[2], c[3]));
-    const __m512 q1 = merge_pd(merge_ps(c[4], c[5]), merge_ps(c[6], c[7]));
-    const __m512 q2 = merge_pd(merge_ps(c[8], c[9]), merge_ps(c[10], c[11]));
-    const __m512 q3 = merge_pd(merge_ps(c[12], c[13]), merge_ps(c[14], c[15]));
-    // levels 3 and 4: across the four 128-bit lanes
-    return merge_lanes(merge_lanes(q0, q1), merge_lanes(q2, q3));
-}
-
-template <bool Cap>
-static inline float attn_scores_impl_avx512(const float * q, const float * k, int64_t dp, int64_t n, float scale,
-                                            float cap, const float * mask, float * s) {
-    const __m512 vscale = _mm512_set1_ps(scale);
-    const __m512 vcap = _mm512_set1_ps(cap);
-    __m512 vmax = _mm512_set1_ps(-__builtin_inff());
-    for (int64_t t0 = 0; t0 < n; t0 += 16) {
-        const float * kt = k + t0 * dp;
-        __m512 c[16];
-#pragma GCC unroll 16
-        for (int j = 0; j < 16; ++j) c[j] = _mm512_setzero_ps();
-        for (int64_t d = 0; d < dp; d += 16) {
-            const __m512 qv = _mm512_loadu_ps(q + d);
-#pragma GCC unroll 16
-            for (int j = 0; j < 16; ++j) c[j] = _mm512_fmadd_ps(qv, _mm512_loadu_ps(kt + j * dp + d), c[j]);
-        }
-        const __mmask16 valid = n - t0 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - t0)) - 1u);
-        const __m512 m = mask ? _mm512_maskz_loadu_ps(valid, mask + t0) : _mm512_setzero_ps();
-        __m512 st;
-        if constexpr (Cap) {
-            st = _mm512_fmadd_ps(vec_math_tanh_avx512(_mm512_mul_ps(sum16(c), vscale)), vcap, m);
-        } else {
-            st = _mm512_fmadd_ps(sum16(c), vscale, m);
-        }
-        _mm512_storeu_ps(s + t0, st);
-        vmax = _mm512_mask_max_ps(vmax, valid, st, vmax);  // NaN lanes keep vmax
-    }
-    return _mm512_reduce_max_ps(vmax);
-}
-
-static float attn_scores_avx512(const float * q, const float * k, int64_t dp, int64_t n, float scale,
-                                const float * mask, float * s) {
-    return attn_scores_impl_avx512<false>(q, k, dp, n, scale, 0.0f, mask, s);
-}
-
-static float attn_scores_softcap_avx512(const float * q, const float * k, int64_t dp, int64_t n, float scale,
-                                        float cap, const float * mask, float * s) {
-    return attn_scores_impl_avx512<true>(q, k, dp, n, scale, cap, mask, s);
-}
 
 // Two cells per step into two sets of accumulators (eight independent FMA chains for a
 // 64-float block), added together at the end of the block.
@@ -166,13 +96,184 @@ static void attn_rows_q8_0_to_f32_avx512(const uint8_t * base, size_t stride, co
     }
 }
 
+// ---- the group step (ops-attn-tile.h) on 16-float vectors ----
+
+struct vt512 {
+    using V = __m512;
+    static constexpr int W = 16;
+    static constexpr int RS = 8;  // 8 rows x 2 vectors: 16 accumulators, 2 K vectors
+    static constexpr int RA = 8;  // 8 rows x 2 vectors of dv: 16 accumulators, 2 V vectors
+    static constexpr int DA = 2;
+    static V load(const float * p) { return _mm512_loadu_ps(p); }
+    static void store(float * p, V x) { _mm512_storeu_ps(p, x); }
+    static V zero() { return _mm512_setzero_ps(); }
+    static V set1(float x) { return _mm512_set1_ps(x); }
+    static V add(V a, V b) { return _mm512_add_ps(a, b); }
+    static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+    static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+    static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+    static V max(V a, V b) { return _mm512_max_ps(a, b); }
+    static V exp(V x) { return vec_math_exp_avx512(x); }
+    static V tanh(V x) { return vec_math_tanh_avx512(x); }
+    static float reduce_add(V x) { return _mm512_reduce_add_ps(x); }
+    static float reduce_max(V x) { return _mm512_reduce_max_ps(x); }
+    static __mmask16 below(int64_t k) { return k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << k) - 1u); }
+    static V load_below(const float * p, int64_t k) { return _mm512_maskz_loadu_ps(below(k), p); }
+    static void store_below(float * p, V x, int64_t k) { _mm512_mask_storeu_ps(p, below(k), x); }
+    static V set1_pair(const float * p) {
+        double d;
+        __builtin_memcpy(&d, p, sizeof d);
+        return _mm512_castpd_ps(_mm512_set1_pd(d));
+    }
+    static V pair_sum(V a, V b) {
+        const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+        return _mm512_add_ps(_mm512_permutex2var_ps(a, even, b), _mm512_permutex2var_ps(a, odd, b));
+    }
+    static V lanes_below(V x, int64_t k, V fill) { return _mm512_mask_mov_ps(fill, below(k), x); }
+};
+
+#include "cpu/ops-attn-tile.h"
+
+static void attn_group_tile_avx512(const ggml_cpu_attn_group & g) {
+    attn_tile_group<vt512>(g);
+}
+
+// 16 x 16 block of 32-bit elements in r, transposed in place (r[e] = column e). Four levels of
+// interleaving: pairs of rows, quads (64-bit pairs), then 128-bit lanes twice.
+static inline void transpose16_avx512(__m512 * r) {
+    __m512 t[16];
+#pragma GCC unroll 8
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    // t[4 q + j]: rows 4q..4q+3 of columns j, j + 4, j + 8, j + 12 (one per 128-bit lane)
+#pragma GCC unroll 4
+    for (int q = 0; q < 16; q += 4) {
+        const __m512d a = _mm512_castps_pd(t[q]), b = _mm512_castps_pd(t[q + 1]);
+        const __m512d c = _mm512_castps_pd(t[q + 2]), d = _mm512_castps_pd(t[q + 3]);
+        t[q] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+        t[q + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+        t[q + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+        t[q + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+        const __m512 v0 = _mm512_shuffle_f32x4(t[j], t[4 + j], 0x88);  // columns j, j + 8
+        const __m512 v1 = _mm512_shuffle_f32x4(t[j], t[4 + j], 0xdd);  // columns j + 4, j + 12
+        const __m512 v2 = _mm512_shuffle_f32x4(t[8 + j], t[12 + j], 0x88);
+        const __m512 v3 = _mm512_shuffle_f32x4(t[8 + j], t[12 + j], 0xdd);
+        r[j] = _mm512_shuffle_f32x4(v0, v2, 0x88);
+        r[j + 8] = _mm512_shuffle_f32x4(v0, v2, 0xdd);
+        r[j + 4] = _mm512_shuffle_f32x4(v1, v3, 0x88);
+        r[j + 12] = _mm512_shuffle_f32x4(v1, v3, 0xdd);
+    }
+}
+
+// 8 x 8 block of 64-bit elements (pairs of floats) in r, transposed in place.
+static inline void transpose8x64_avx512(__m512 * r) {
+    __m512d t[8], u[8];
+#pragma GCC unroll 4
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm512_unpacklo_pd(_mm512_castps_pd(r[i]), _mm512_castps_pd(r[i + 1]));      // pairs 0, 2, 4, 6
+        t[i + 1] = _mm512_unpackhi_pd(_mm512_castps_pd(r[i]), _mm512_castps_pd(r[i + 1]));  // pairs 1, 3, 5, 7
+    }
+    // u[4 h + j] (h: rows 0-3 or 4-7): pairs j and j + 4 (j = 0, 2 from t even; 1, 3 from t odd)
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+        const int i = 4 * h;
+        u[i] = _mm512_shuffle_f64x2(t[i], t[i + 2], 0x88);      // pairs 0, 4
+        u[i + 1] = _mm512_shuffle_f64x2(t[i + 1], t[i + 3], 0x88);  // pairs 1, 5
+        u[i + 2] = _mm512_shuffle_f64x2(t[i], t[i + 2], 0xdd);  // pairs 2, 6
+        u[i + 3] = _mm512_shuffle_f64x2(t[i + 1], t[i + 3], 0xdd);  // pairs 3, 7
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+        r[j] = _mm512_castpd_ps(_mm512_shuffle_f64x2(u[j], u[4 + j], 0x88));
+        r[j + 4] = _mm512_castpd_ps(_mm512_shuffle_f64x2(u[j], u[4 + j], 0xdd));
+    }
+}
+
+// F32 rows into the pair layout: blocks of 8 cells x 16 elements (8 pairs).
+static void attn_transpose_avx512(const float * k, int64_t dp, int64_t n16, float * kt, int64_t ks) {
+    __m512 r[8];
+    for (int64_t t0 = 0; t0 < n16; t0 += 8) {
+        for (int64_t e0 = 0; e0 < dp; e0 += 16) {
+#pragma GCC unroll 8
+            for (int i = 0; i < 8; ++i) r[i] = _mm512_loadu_ps(k + (t0 + i) * dp + e0);
+            transpose8x64_avx512(r);
+#pragma GCC unroll 8
+            for (int j = 0; j < 8; ++j) _mm512_storeu_ps(kt + (e0 / 2 + j) * ks + 2 * t0, r[j]);
+        }
+    }
+}
+
+// F16 rows straight into the pair layout: 16 cells x 32 elements at a time, the pairs of F16
+// values transposed as 32-bit elements, then converted (8 cells per vector); cells past n and
+// elements past d give zeros.
+static void attn_rows_f16_to_f32_t_avx512(const uint8_t * base, size_t stride, const int64_t * cells, int64_t n,
+                                          int64_t d, float * kt, int64_t ks) {
+    const int64_t dp = (d + 15) / 16 * 16;
+    __m512 r[16];
+    for (int64_t t0 = 0; t0 < n; t0 += 16) {
+        for (int64_t e0 = 0; e0 < dp; e0 += 32) {
+            const int64_t left = d - e0;
+            const __mmask32 m = left >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << left) - 1u);
+#pragma GCC unroll 16
+            for (int i = 0; i < 16; ++i) {
+                if (t0 + i < n) {
+                    const uint16_t * x = reinterpret_cast<const uint16_t *>(base + size_t(cells[t0 + i]) * stride);
+                    r[i] = _mm512_castsi512_ps(_mm512_maskz_loadu_epi16(m, x + e0));
+                } else {
+                    r[i] = _mm512_setzero_ps();
+                }
+            }
+            transpose16_avx512(r);  // r[j]: the pair (e0 + 2j, e0 + 2j + 1) of the 16 cells, as F16
+            const int64_t np = dp - e0 >= 32 ? 16 : (dp - e0) / 2;
+            for (int64_t j = 0; j < np; ++j) {
+                float * y = kt + (e0 / 2 + j) * ks + 2 * t0;
+                const __m512i h = _mm512_castps_si512(r[j]);
+                _mm512_storeu_ps(y, _mm512_cvtph_ps(_mm512_castsi512_si256(h)));
+                _mm512_storeu_ps(y + 16, _mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1)));
+            }
+        }
+    }
+}
+
+// 32 F16 values (or 16 F32) per compare; F16 -inf is the one pattern 0xfc00.
+static void attn_mask_bits_avx512(const void * row, bool f16, int64_t n, uint64_t * bits) {
+    for (int64_t w = 0; w * 64 < n; ++w) {
+        uint64_t word = 0;
+        for (int64_t j = w * 64; j < n && j < w * 64 + 64; j += f16 ? 32 : 16) {
+            const int64_t left = n - j;
+            uint64_t b;
+            if (f16) {
+                const __mmask32 m = left >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << left) - 1u);
+                const __m512i x = _mm512_maskz_loadu_epi16(m, static_cast<const uint16_t *>(row) + j);
+                b = _mm512_mask_cmpneq_epi16_mask(m, x, _mm512_set1_epi16(short(0xfc00)));
+            } else {
+                const __mmask16 m = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1u);
+                const __m512 x = _mm512_maskz_loadu_ps(m, static_cast<const float *>(row) + j);
+                b = _mm512_mask_cmp_ps_mask(m, x, _mm512_set1_ps(-__builtin_inff()), _CMP_NEQ_UQ);
+            }
+            word |= b << (j - w * 64);
+        }
+        bits[w] = word;
+    }
+}
+
 const ggml_cpu_attn_fns attn_fns_avx512 = {
     "avx512",
-    attn_scores_avx512,
-    attn_scores_softcap_avx512,
+    nullptr,
+    nullptr,
     attn_accumulate_avx512,
     attn_rows_f16_to_f32_avx512,
     attn_rows_q8_0_to_f32_avx512,
+    attn_mask_bits_avx512,
+    attn_group_tile_avx512,
+    attn_transpose_avx512,
+    attn_rows_f16_to_f32_t_avx512,
 };
 
 }  // namespace

@@ -3,17 +3,32 @@
 // Work is cut into units: a batch entry (dim 3: independent problems of one shape), a block of
 // kv heads (gb; more than one only when their query rows are few, as in decode, so that a unit
 // reads whole cache rows), a block of their query heads (hb per kv head), a block of query rows
-// (qb) and a range of KV cells (a chunk). The unit's
-// (query, head) "rows" of one kv head share every K/V row they read: each tile of up to
-// k_tile visible cells is converted to F32 once (rows zero-padded to 16 floats) and then used
-// by all those rows (the K/V rows of one kv head at a time, so that the tile stays in L1).
+// (qb) and a range of KV cells (a chunk). The unit's (query, head) "rows" of one kv head share
+// every K/V row they read.
+//
+// Groups: with a mask, each query row's visible cells become bits (64 cells a word, found with
+// SIMD compares of the mask row), and the unit's query rows are grouped greedily by the cells
+// they see (attn_group_rows): the tokens of one sequence share a group, decode rows of
+// different sequences of a unified cache (disjoint cells) get groups of their own, rows whose
+// sequences share a long copied prefix stay together. A group then walks only the union of its
+// rows' cells, in tiles of up to k_tile cells gathered from the bits; cells that no row of the
+// group sees are never read.
+//
+// Tiles: the K and V rows of the unit's kv heads for the tile's cells are first copied in cell
+// order (attn_stage: one contiguous run per cell, or one for the whole tile; memory read in
+// order, which the hardware prefetchers follow), then converted to F32 one kv head at a time
+// (so that they stay in L1 for the rows that use them): V as rows of dvp floats, K in the
+// layout of the group step (ops-attn.h: pairs of elements with cells across SIMD lanes) on the
+// AVX2 / AVX-512 paths, as rows on the scalar path.
 // Per row and tile (blocked online softmax, one pass over the cells):
 //   s_t   = scale * q . k_t + mask_t            (-inf where the mask excludes the cell)
-//           (with a soft-cap c > 0: c * tanh(scale * q . k_t / c) + mask_t, its own inner loop)
+//           (with a soft-cap c > 0: c * tanh(scale * q . k_t / c) + mask_t)
 //   m'    = max(m, max_t s_t);  alpha = exp(m - m')
 //   w_t   = exp(s_t - m');  l = alpha * l + sum_t w_t;  acc = alpha * acc + sum_t w_t v_t
-// and at the end dst = acc / l (zeros when no cell was visible). Cells that the mask excludes
-// for every query row of a unit are skipped without reading K or V.
+// and at the end dst = acc / l (zeros when no cell was visible). The SIMD paths do this for all
+// the rows of one kv head and group at once (group_tile, ops-attn-tile.h: scores as a small
+// GEMM of the rows' q and the tile's K, then the softmax and the accumulation over row
+// blocks); the scalar path row by row.
 //
 // When there are few units for the threads (decode: one query row), the cells are split into
 // chunks as well; each unit then leaves (m, l, acc) of its chunk in the shared part of the work
@@ -37,6 +52,7 @@ namespace {
 constexpr int64_t k_tile = 64;             // visible cells per tile (a multiple of 16)
 constexpr int64_t k_rows_max = 32;         // (query, head) rows per unit
 constexpr int64_t k_min_chunk_cells = 256; // smallest KV chunk worth a unit of its own
+constexpr int64_t k_stage_bytes = 128 << 10;  // K and V rows of a tile, copied in cell order  // K/V tiles of the kv heads loaded together (L2)
 
 int64_t pad16(int64_t n) { return (n + 15) / 16 * 16; }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -48,6 +64,7 @@ struct attn_plan {
     int64_t hb = 0, qb = 0, gb = 1;  // query heads (of one kv head), query rows, kv heads per unit
     int64_t n_hblk = 0, n_qblk = 0, n_gblk = 0;
     int64_t n_chunks = 1, chunk_cells = 0;
+    int64_t n_words = 0;  // 64-bit words of visible-cell bits per query row (one chunk of cells)
     int64_t n_units = 0;
     size_t thread_floats = 0;   // scratch of one thread
     size_t partial_floats = 0;  // shared partial results (n_chunks > 1)
@@ -92,11 +109,13 @@ attn_plan attn_make_plan(const ggml_tensor * dst, int nth) {
     pl.chunk_cells = ceil_div(pl.n_kv, pl.n_chunks);
     if (pl.chunk_cells > 0) pl.n_chunks = ceil_div(pl.n_kv, pl.chunk_cells);  // no empty chunk
     pl.n_units = base * pl.n_chunks;
+    pl.n_words = ceil_div(pl.chunk_cells, 64);
 
     const int64_t rows = pl.gb * pl.hb * pl.qb;
-    const int64_t seg = rows * pl.dp + rows * k_tile + rows * pl.dvp + 2 * rows + k_tile * (pl.dp + pl.dvp) +
-                        pl.qb * k_tile + 2 * k_tile + pl.dvp + pl.n_chunks;
-    pl.thread_floats = size_t(seg) + 16 * 10;  // + alignment slack of the ten segments
+    const int64_t seg = rows * pl.dp + rows * k_tile + rows * pl.dvp + 3 * rows + k_tile * (2 * pl.dp + pl.dvp) +
+                        pl.qb * k_tile + 2 * 2 * k_tile + pl.dvp + pl.n_chunks + 2 * 2 * pl.qb * pl.n_words +
+                        2 * (2 * pl.qb + 1) + k_stage_bytes / 4;
+    pl.thread_floats = size_t(seg) + 16 * 16;  // + alignment slack of the segments
     if (pl.n_chunks > 1) pl.partial_floats = size_t(pl.n_chunks * pl.n_batch * pl.n_q * pl.n_head * (pl.dvp + 2));
     return pl;
 }
@@ -113,6 +132,7 @@ struct attn_args {
     ggml_tensor * dst = nullptr;
     float scale = 1.0f;
     float softcap = 0.0f;  // > 0: scores are soft-capped (scale is then divided by it)
+    ggml_tensor k_stage, v_stage;
     ggml_to_float_fn k_to_f32 = nullptr;
     ggml_to_float_fn v_to_f32 = nullptr;
     ggml_to_float_fn mask_to_f32 = nullptr;
@@ -128,11 +148,19 @@ struct attn_scratch {
     float * acc = nullptr;   // [rows][dvp]     unnormalised outputs
     float * m = nullptr;     // [rows]          running maximum
     float * l = nullptr;     // [rows]          running sum of weights
-    float * kt = nullptr;    // [k_tile][dp]    K rows of the tile as F32 (one kv head at a time)
-    float * vt = nullptr;    // [k_tile][dvp]   V rows of the tile as F32
+    float * alpha = nullptr; // [rows]          rescaling of acc in a tile (group_tile)
+    float * kt = nullptr;    // [k_tile][dp]    K rows as F32 before they are put in pairs
+    float * ktt = nullptr;   // [dp / 2][2 k_tile] K of the tile (one kv head), in pairs of
+                             //                 elements (group_tile), or rows (scalar path)
+    float * vt = nullptr;    // [k_tile][dvp]   V rows of the tile (one kv head) as F32
     float * mt = nullptr;    // [qb][k_tile]    mask values of the tile per query row
-    int64_t * cells = nullptr;  // [k_tile]     cell index of each tile row
+    int64_t * cells = nullptr;  // [2][k_tile]  cell index of each tile row: this tile, the next
+    char * stage = nullptr;     // K rows then V rows of the unit's kv heads for the tile's cells
     float * red = nullptr;   // [dvp + n_chunks] merging of chunks (chunked plans)
+    uint64_t * bits = nullptr;   // [qb][n_words] visible cells of each query row of the unit
+    uint64_t * ubits = nullptr;  // [qb][n_words] visible cells of each group of query rows
+    int64_t * perm = nullptr;    // [qb]          the unit's query rows in group order
+    int64_t * gend = nullptr;    // [qb + 1]      end of each group in perm
 };
 
 attn_scratch attn_scratch_of(const ggml_compute_params & p, const attn_plan & pl) {
@@ -146,16 +174,22 @@ attn_scratch attn_scratch_of(const ggml_compute_params & p, const attn_plan & pl
     sc.acc = take(rows * pl.dvp);
     sc.m = take(rows);
     sc.l = take(rows);
+    sc.alpha = take(rows);
     sc.kt = take(k_tile * pl.dp);
+    sc.ktt = take(k_tile * pl.dp);
     sc.vt = take(k_tile * pl.dvp);
     sc.mt = take(pl.qb * k_tile);
-    sc.cells = reinterpret_cast<int64_t *>(take(2 * k_tile));
+    sc.cells = reinterpret_cast<int64_t *>(take(2 * 2 * k_tile));
     sc.red = take(pl.dvp + pl.n_chunks);
+    sc.bits = reinterpret_cast<uint64_t *>(take(2 * pl.qb * pl.n_words));
+    sc.ubits = reinterpret_cast<uint64_t *>(take(2 * pl.qb * pl.n_words));
+    sc.perm = reinterpret_cast<int64_t *>(take(2 * pl.qb));
+    sc.gend = reinterpret_cast<int64_t *>(take(2 * (pl.qb + 1)));
+    sc.stage = reinterpret_cast<char *>(take(k_stage_bytes / 4));
     return sc;
 }
 
-// The unit's coordinates. Row r of a unit = (query ii, kv head g0 + gi, query head hh of its block):
-// r = (ii * ng + gi) * nh + hh, and the query head is (g0 + gi) * hpg + h_off + hh.
+// The unit's coordinates (its rows: attn_unit_row).
 struct attn_unit {
     int64_t b = 0;              // batch entry
     int64_t g0 = 0, ng = 0;     // kv heads [g0, g0 + ng)
@@ -189,51 +223,120 @@ const char * attn_mask_row(const ggml_tensor * mask, int64_t i, int64_t b) {
     return static_cast<const char *>(mask->data) + size_t(i) * mask->nb[1] + size_t(b % mask->ne[3]) * mask->nb[3];
 }
 
-// Whether mask element j of a mask row is not -inf (F16 -inf is the one pattern 0xfc00).
-bool attn_mask_visible(ggml_type type, const char * row, int64_t j) {
-    if (type == GGML_TYPE_F32) {
-        float x;
-        std::memcpy(&x, row + size_t(j) * 4, 4);
-        return x != -INFINITY;
-    }
-    uint16_t h;
-    std::memcpy(&h, row + size_t(j) * 2, 2);
-    return h != 0xfc00;
+// ---- which cells a unit reads: visible-cell bits, groups of query rows, tiles ----
+
+int64_t attn_popcount(const uint64_t * x, int64_t n) {
+    int64_t c = 0;
+    for (int64_t w = 0; w < n; ++w) c += __builtin_popcountll(x[w]);
+    return c;
 }
 
-// Next tile: up to k_tile cells from *j on (below c1) that some query row of the unit sees,
-// into sc.cells; returns the number of cells.
-int64_t attn_gather_tile(const attn_args & a, const attn_unit & un, const attn_scratch & sc, int64_t * j) {
+int64_t attn_popcount_or(const uint64_t * x, const uint64_t * y, int64_t n) {
+    int64_t c = 0;
+    for (int64_t w = 0; w < n; ++w) c += __builtin_popcountll(x[w] | y[w]);
+    return c;
+}
+
+// Visible-cell bits over [c0, c1) of the unit's query row ii, into bits (words of 64 cells).
+void attn_row_bits(const attn_args & a, const attn_unit & un, int64_t ii, uint64_t * bits) {
+    const bool f16 = a.mask->type == GGML_TYPE_F16;
+    const char * row = attn_mask_row(a.mask, un.i0 + ii, un.b) + size_t(un.c0) * (f16 ? 2 : 4);
+    a.fa->mask_bits(row, f16, un.c1 - un.c0, bits);
+}
+
+// Greedy grouping of the unit's query rows by the cells they see: a row joins the first group
+// where scoring it with the group's cells wastes little, (rows + 1) |U + B| <= 9/8 (rows |U| + |B|)
+// + a tile's worth of slack (U: the group's cells, B: the row's); otherwise it starts a group.
+// Tokens of one sequence (causal rows) share a group; decode rows of different sequences, which
+// see disjoint cells, get groups of their own. Fills sc.perm, sc.gend and sc.ubits; returns the
+// number of groups.
+int64_t attn_group_rows(const attn_plan & pl, const attn_unit & un, const attn_scratch & sc) {
+    const int64_t nw = ceil_div(un.c1 - un.c0, 64);
+    int64_t group_of[k_rows_max], rows_in[k_rows_max], cells_in[k_rows_max];
+    int64_t n_groups = 0;
+    for (int64_t ii = 0; ii < un.ni; ++ii) {
+        const uint64_t * b = sc.bits + ii * pl.n_words;
+        const int64_t nb = attn_popcount(b, nw);
+        int64_t g = 0;
+        for (; g < n_groups; ++g) {
+            const int64_t u = attn_popcount_or(sc.ubits + g * pl.n_words, b, nw);
+            if (8 * (rows_in[g] + 1) * u <= 9 * (rows_in[g] * cells_in[g] + nb) + 8 * k_tile) break;
+        }
+        uint64_t * ub = sc.ubits + g * pl.n_words;
+        if (g == n_groups) {
+            ++n_groups;
+            rows_in[g] = 0;
+            std::fill(ub, ub + nw, uint64_t(0));
+        }
+        for (int64_t w = 0; w < nw; ++w) ub[w] |= b[w];
+        cells_in[g] = attn_popcount(ub, nw);
+        ++rows_in[g];
+        group_of[ii] = g;
+    }
+    int64_t k = 0;
+    for (int64_t g = 0; g < n_groups; ++g) {
+        for (int64_t ii = 0; ii < un.ni; ++ii) {
+            if (group_of[ii] == g) sc.perm[k++] = ii;
+        }
+        sc.gend[g] = k;
+    }
+    return n_groups;
+}
+
+// The unit's groups of query rows (one group of every row without a mask); with a mask, the
+// cells each group sees as bits in sc.ubits.
+int64_t attn_unit_groups(const attn_args & a, const attn_plan & pl, const attn_unit & un, const attn_scratch & sc) {
+    if (!a.mask || un.ni == 1) {
+        for (int64_t ii = 0; ii < un.ni; ++ii) sc.perm[ii] = ii;
+        sc.gend[0] = un.ni;
+        if (a.mask) attn_row_bits(a, un, 0, sc.ubits);
+        return 1;
+    }
+    for (int64_t ii = 0; ii < un.ni; ++ii) attn_row_bits(a, un, ii, sc.bits + ii * pl.n_words);
+    return attn_group_rows(pl, un, sc);
+}
+
+// Walks the visible cells of a group (bits nullptr: every cell of [j, c1)).
+struct attn_cursor {
+    const uint64_t * bits = nullptr;
+    int64_t nw = 0, w = 0;
+    uint64_t cur = 0;
+    int64_t c0 = 0, j = 0, c1 = 0;
+};
+
+// The next tile: up to k_tile visible cells into cells; returns their number (0: none left).
+int64_t attn_gather_tile(attn_cursor & it, int64_t * cells) {
     int64_t n = 0;
-    if (!a.mask) {
-        for (; n < k_tile && *j < un.c1; ++*j) sc.cells[n++] = *j;
+    if (!it.bits) {
+        for (; n < k_tile && it.j < it.c1; ++it.j) cells[n++] = it.j;
         return n;
     }
-    const char * row0 = attn_mask_row(a.mask, un.i0, un.b);
-    const size_t nb1 = a.mask->nb[1];
-    for (; n < k_tile && *j < un.c1; ++*j) {
-        bool visible = false;
-        for (int64_t ii = 0; ii < un.ni && !visible; ++ii) {
-            visible = attn_mask_visible(a.mask->type, row0 + size_t(ii) * nb1, *j);
+    while (n < k_tile) {
+        while (it.cur == 0) {
+            if (++it.w >= it.nw) return n;
+            it.cur = it.bits[it.w];
         }
-        if (visible) sc.cells[n++] = *j;
+        cells[n++] = it.c0 + it.w * 64 + __builtin_ctzll(it.cur);
+        it.cur &= it.cur - 1;
     }
     return n;
 }
 
-// Mask values of the tile's cells for each query row of the unit, into sc.mt (converted in
-// one go when the cells are consecutive, as they are unless cells were skipped).
-void attn_load_mask_tile(const attn_args & a, const attn_unit & un, const attn_scratch & sc, int64_t n) {
-    const bool consecutive = sc.cells[n - 1] - sc.cells[0] == n - 1;
+// Mask values of the tile's cells for the group's query rows perm[k0 .. k1), row k - k0 of
+// sc.mt (converted in one go when the cells are consecutive, as they are unless cells were
+// skipped).
+void attn_load_mask_tile(const attn_args & a, const attn_unit & un, const attn_scratch & sc, const int64_t * cells,
+                         int64_t n, int64_t k0, int64_t k1) {
+    const bool consecutive = cells[n - 1] - cells[0] == n - 1;
     const size_t es = ggml_type_size(a.mask->type);
-    for (int64_t ii = 0; ii < un.ni; ++ii) {
-        const char * row = attn_mask_row(a.mask, un.i0 + ii, un.b);
-        float * mt = sc.mt + ii * k_tile;
+    for (int64_t k = k0; k < k1; ++k) {
+        const char * row = attn_mask_row(a.mask, un.i0 + sc.perm[k], un.b);
+        float * mt = sc.mt + (k - k0) * k_tile;
         if (consecutive) {
-            a.mask_to_f32(row + size_t(sc.cells[0]) * es, mt, n);
+            a.mask_to_f32(row + size_t(cells[0]) * es, mt, n);
             continue;
         }
-        for (int64_t t = 0; t < n; ++t) a.mask_to_f32(row + size_t(sc.cells[t]) * es, mt + t, 1);
+        for (int64_t t = 0; t < n; ++t) a.mask_to_f32(row + size_t(cells[t]) * es, mt + t, 1);
     }
 }
 
@@ -258,38 +361,102 @@ void attn_load_rows(const attn_args & a, const ggml_tensor * t, ggml_to_float_fn
     }
 }
 
-// K and V rows of kv head g for the tile's cells as F32 (padding zeroed; K rows up to a
-// multiple of 16). One kv head at a time keeps the tile in L1 for the rows that use it.
-void attn_load_tile(const attn_args & a, const attn_plan & pl, const attn_scratch & sc, int64_t g, int64_t b,
-                    int64_t n) {
-    attn_load_rows(a, a.k, a.k_to_f32, g, b, sc.cells, n, sc.kt, pl.dp);
-    attn_load_rows(a, a.v, a.v_to_f32, g, b, sc.cells, n, sc.vt, pl.dvp);
-    std::fill(sc.kt + n * pl.dp, sc.kt + pad16(n) * pl.dp, 0.0f);
+// K of kv head g for cells[0 .. n) (n <= 16) into the tile kt from cell t0 on: in pairs of
+// elements (group_tile; F16 rows straight, others as rows first), or as rows (scalar path;
+// rows up to 16 zero-padded).
+void attn_load_k_block(const attn_args & a, const attn_plan & pl, const attn_scratch & sc, int64_t g, int64_t b,
+                       const int64_t * cells, int64_t n, float * kt, int64_t t0) {
+    if (!a.fa->group_tile) {
+        attn_load_rows(a, a.k, a.k_to_f32, g, b, cells, n, kt + t0 * pl.dp, pl.dp);
+        std::fill(kt + (t0 + n) * pl.dp, kt + (t0 + 16) * pl.dp, 0.0f);
+        return;
+    }
+    if (a.k->type == GGML_TYPE_F16) {
+        const uint8_t * base = static_cast<const uint8_t *>(a.k->data) + size_t(g) * a.k->nb[2] + size_t(b) * a.k->nb[3];
+        a.fa->rows_f16_to_f32_t(base, a.k->nb[1], cells, n, a.k->ne[0], kt + 2 * t0, 2 * k_tile);
+        return;
+    }
+    attn_load_rows(a, a.k, a.k_to_f32, g, b, cells, n, sc.kt, pl.dp);
+    std::fill(sc.kt + n * pl.dp, sc.kt + 16 * pl.dp, 0.0f);
+    a.fa->transpose(sc.kt, pl.dp, 16, kt + 2 * t0, 2 * k_tile);
 }
 
-// Prefetches the K and V rows of kv head g for the k_tile cells from j on: the next tile
-// reads them, after this tile's compute, which hides the latency of the strided rows.
-void attn_prefetch_tile(const attn_args & a, const attn_unit & un, int64_t g, int64_t j) {
-    const size_t k_bytes = ggml_row_size(a.k->type, a.k->ne[0]);
-    const size_t v_bytes = ggml_row_size(a.v->type, a.v->ne[0]);
-    const char * kb = static_cast<const char *>(a.k->data) + size_t(g) * a.k->nb[2] + size_t(un.b) * a.k->nb[3];
-    const char * vb = static_cast<const char *>(a.v->data) + size_t(g) * a.v->nb[2] + size_t(un.b) * a.v->nb[3];
-    for (const int64_t end = std::min(un.c1, j + k_tile); j < end; ++j) {
-        const char * kr = kb + size_t(j) * a.k->nb[1];
-        const char * vr = vb + size_t(j) * a.v->nb[1];
-        for (size_t o = 0; o < k_bytes; o += 64) __builtin_prefetch(kr + o);
-        for (size_t o = 0; o < v_bytes; o += 64) __builtin_prefetch(vr + o);
+// 0, 1, .. k_tile - 1: the cells of a staged tile.
+const int64_t * attn_iota() {
+    static const struct iota {
+        int64_t v[k_tile];
+        iota() {
+            for (int64_t i = 0; i < k_tile; ++i) v[i] = i;
+        }
+    } list;
+    return list.v;
+}
+
+// Copies the K and V rows of every kv head of the unit for the n cells into sc.stage in cell
+// order (one copy for a run of whole cache rows): reads that run through memory in order, which
+// the hardware prefetchers follow far better than rows of one kv head at a stride. st gets the
+// same tensors over the staged rows (cell t at row t). Returns false when they do not fit.
+bool attn_stage(const attn_args & a, const attn_unit & un, const attn_scratch & sc, const int64_t * cells, int64_t n,
+                attn_args & st) {
+    size_t off = 0;
+    ggml_tensor * out[2] = {&st.k_stage, &st.v_stage};
+    const ggml_tensor * in[2] = {a.k, a.v};
+    for (int i = 0; i < 2; ++i) {
+        const ggml_tensor * t = in[i];
+        const size_t span = size_t(un.ng - 1) * t->nb[2] + ggml_row_size(t->type, t->ne[0]);
+        if (off + span * size_t(n) > size_t(k_stage_bytes)) return false;
+        const char * base = static_cast<const char *>(t->data) + size_t(un.g0) * t->nb[2] + size_t(un.b) * t->nb[3];
+        char * y = sc.stage + off;
+        if (span == t->nb[1] && cells[n - 1] - cells[0] == n - 1) {
+            std::memcpy(y, base + size_t(cells[0]) * t->nb[1], span * size_t(n));
+        } else {
+            for (int64_t c = 0; c < n; ++c) std::memcpy(y + size_t(c) * span, base + size_t(cells[c]) * t->nb[1], span);
+        }
+        *out[i] = *t;
+        // the loaders add g * nb[2] + b * nb[3] for kv head g of batch entry b: kv head g0 at y
+        out[i]->data = reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(y) - size_t(un.g0) * t->nb[2] -
+                                                size_t(un.b) * t->nb[3]);
+        out[i]->nb[1] = span;
+        off += span * size_t(n);
+    }
+    st.k = &st.k_stage;
+    st.v = &st.v_stage;
+    return true;
+}
+
+// K and V tiles of kv head g for the tile's n cells, as F32 (K in pairs of elements for
+// group_tile, or rows; padding zeroed up to a multiple of 16 cells).
+void attn_load_tile(const attn_args & a, const attn_plan & pl, const attn_scratch & sc, int64_t g, int64_t b,
+                    const int64_t * cells, int64_t n) {
+    for (int64_t t0 = 0; t0 < n; t0 += 16) {
+        attn_load_k_block(a, pl, sc, g, b, cells + t0, std::min<int64_t>(16, n - t0), sc.ktt, t0);
+    }
+    attn_load_rows(a, a.v, a.v_to_f32, g, b, cells, n, sc.vt, pl.dvp);
+}
+
+// Prefetches the K and V rows of kv head g for the n cells of the next tile: it reads them
+// after this tile's compute (of every kv head of the unit), which hides the latency of the
+// strided rows.
+void attn_prefetch_tile(const attn_args & a, const attn_unit & un, int64_t g, const int64_t * cells, int64_t n) {
+    for (const ggml_tensor * t : {a.k, a.v}) {
+        const size_t bytes = ggml_row_size(t->type, t->ne[0]);
+        const char * base = static_cast<const char *>(t->data) + size_t(g) * t->nb[2] + size_t(un.b) * t->nb[3];
+        for (int64_t i = 0; i < n; ++i) {
+            const char * row = base + size_t(cells[i]) * t->nb[1];
+            for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(row + o);
+        }
     }
 }
 
-// One row r (query ii of the unit) over the current tile of n cells (K/V of its kv head).
-void attn_row_tile(const attn_args & a, const attn_plan & pl, const attn_scratch & sc, int64_t r, int64_t ii,
-                   int64_t n) {
+// One row r (mask row mi of the tile) over the current tile of n cells (K/V of its kv head):
+// the scalar path, row by row.
+void attn_row_tile(const attn_args & a, const attn_plan & pl, const attn_scratch & sc, const float * kt,
+                   const float * vt, int64_t r, int64_t mi, int64_t n) {
     float * s = sc.s + r * k_tile;
-    const float * mrow = a.mask ? sc.mt + ii * k_tile : nullptr;  // -inf in the mask stays -inf
+    const float * mrow = a.mask ? sc.mt + mi * k_tile : nullptr;  // -inf in the mask stays -inf
     const float * q = sc.q + r * pl.dp;
-    const float mx = a.softcap > 0.0f ? a.fa->scores_softcap(q, sc.kt, pl.dp, n, a.scale, a.softcap, mrow, s)
-                                      : a.fa->scores(q, sc.kt, pl.dp, n, a.scale, mrow, s);
+    const float mx = a.softcap > 0.0f ? a.fa->scores_softcap(q, kt, pl.dp, n, a.scale, a.softcap, mrow, s)
+                                      : a.fa->scores(q, kt, pl.dp, n, a.scale, mrow, s);
     const float m_new = std::max(sc.m[r], mx);
     if (m_new == -INFINITY) return;  // nothing visible to this row yet
     const float alpha = sc.m[r] == -INFINITY ? 0.0f : std::exp(sc.m[r] - m_new);
@@ -298,21 +465,60 @@ void attn_row_tile(const attn_args & a, const attn_plan & pl, const attn_scratch
     if (alpha != 1.0f) a.vec->scale(acc, alpha, 0.0f, acc, pl.dvp);
     sc.l[r] = sc.l[r] * alpha + sum;
     sc.m[r] = m_new;
-    a.fa->accumulate(acc, sc.vt, pl.dvp, s, n);
+    a.fa->accumulate(acc, vt, pl.dvp, s, n);
 }
+
+// Rows [r0, r0 + nr) (one kv head, its tiles kt and vt; mask row (r - r0) / nh) over the
+// current tile of n cells.
+void attn_rows_tile(const attn_args & a, const attn_plan & pl, const attn_scratch & sc, const float * kt,
+                    const float * vt, int64_t r0, int64_t nr, int64_t nh, int64_t n) {
+    if (!a.fa->group_tile) {
+        for (int64_t r = r0; r < r0 + nr; ++r) attn_row_tile(a, pl, sc, kt, vt, r, (r - r0) / nh, n);
+        return;
+    }
+    ggml_cpu_attn_group g;
+    g.q = sc.q + r0 * pl.dp;
+    g.kt = kt;
+    g.v = vt;
+    g.mask = a.mask ? sc.mt : nullptr;
+    g.s = sc.s + r0 * k_tile;
+    g.m = sc.m + r0;
+    g.l = sc.l + r0;
+    g.acc = sc.acc + r0 * pl.dvp;
+    g.alpha = sc.alpha + r0;
+    g.nr = nr;
+    g.n = n;
+    g.dp = pl.dp;
+    g.dvp = pl.dvp;
+    g.k_tile = k_tile;
+    g.rows_per_mask = nh;
+    g.scale = a.scale;
+    g.cap = a.softcap;
+    a.fa->group_tile(g);
+}
+
+// ---- units ----
 
 int64_t attn_unit_head(const attn_plan & pl, const attn_unit & un, int64_t gi, int64_t hh) {
     return (un.g0 + gi) * pl.hpg + un.h_off + hh;
 }
 
-// The unit's query rows into scratch, and the running state reset.
+// Row r of a unit = (kv head g0 + gi, k-th query row in group order, query head hh of its
+// block): r = (gi * ni + k) * nh + hh, so that the rows of one kv head and one group are
+// consecutive; the query row is i0 + perm[k], the query head (g0 + gi) * hpg + h_off + hh.
+int64_t attn_unit_row(const attn_unit & un, int64_t gi, int64_t k, int64_t hh) {
+    return (gi * un.ni + k) * un.nh + hh;
+}
+
+// The unit's query rows into scratch (in group order), and the running state reset.
 void attn_unit_init(const attn_args & a, const attn_plan & pl, const attn_unit & un, const attn_scratch & sc) {
     const int64_t rows = un.ni * un.ng * un.nh;
-    for (int64_t ii = 0; ii < un.ni; ++ii) {
-        for (int64_t gi = 0; gi < un.ng; ++gi) {
+    for (int64_t gi = 0; gi < un.ng; ++gi) {
+        for (int64_t k = 0; k < un.ni; ++k) {
             for (int64_t hh = 0; hh < un.nh; ++hh) {
-                float * qr = sc.q + ((ii * un.ng + gi) * un.nh + hh) * pl.dp;
-                load_elems_f32(a.q, row_ptr(a.q, un.i0 + ii, attn_unit_head(pl, un, gi, hh), un.b), qr, pl.d, *a.cv);
+                float * qr = sc.q + attn_unit_row(un, gi, k, hh) * pl.dp;
+                const int64_t i = un.i0 + sc.perm[k];
+                load_elems_f32(a.q, row_ptr(a.q, i, attn_unit_head(pl, un, gi, hh), un.b), qr, pl.d, *a.cv);
                 std::fill(qr + pl.d, qr + pl.dp, 0.0f);
             }
         }
@@ -340,8 +546,8 @@ float * attn_dst_row(const ggml_tensor * dst, int64_t i, int64_t h, int64_t b) {
 void attn_unit_finish(const ggml_compute_params & p, const attn_args & a, const attn_plan & pl, const attn_unit & un,
                       const attn_scratch & sc) {
     for (int64_t r = 0; r < un.ni * un.ng * un.nh; ++r) {
-        const int64_t hh = r % un.nh, gi = r / un.nh % un.ng, ii = r / (un.nh * un.ng);
-        const int64_t i = un.i0 + ii, h = attn_unit_head(pl, un, gi, hh);
+        const int64_t hh = r % un.nh, k = r / un.nh % un.ni, gi = r / (un.nh * un.ni);
+        const int64_t i = un.i0 + sc.perm[k], h = attn_unit_head(pl, un, gi, hh);
         const float * acc = sc.acc + r * pl.dvp;
         if (pl.n_chunks > 1) {
             const int64_t pair = (un.b * pl.n_q + i) * pl.n_head + h;
@@ -360,22 +566,48 @@ void attn_unit_finish(const ggml_compute_params & p, const attn_args & a, const 
     }
 }
 
+// The query rows perm[k0 .. k1) of the unit over the cells they see (ubits; nullptr: all of
+// [c0, c1)), tile by tile: the tile's K/V rows staged in cell order (or, when they do not fit,
+// read in place with the next tile's rows prefetched), then converted and used one kv head at
+// a time.
+void attn_run_group(const attn_args & a, const attn_plan & pl, const attn_unit & un, const attn_scratch & sc,
+                    int64_t k0, int64_t k1, const uint64_t * ubits) {
+    attn_cursor it;
+    it.bits = ubits;
+    it.nw = ceil_div(un.c1 - un.c0, 64);
+    it.cur = ubits && it.nw > 0 ? ubits[0] : 0;
+    it.c0 = it.j = un.c0;
+    it.c1 = un.c1;
+    int64_t * cur = sc.cells;
+    int64_t * nxt = sc.cells + k_tile;
+    int64_t n = attn_gather_tile(it, cur);
+    attn_args st = a;
+    while (n > 0) {
+        const int64_t nn = attn_gather_tile(it, nxt);
+        if (a.mask) attn_load_mask_tile(a, un, sc, cur, n, k0, k1);
+        const bool staged = attn_stage(a, un, sc, cur, n, st);
+        for (int64_t gi = 0; gi < un.ng; ++gi) {
+            if (staged) {
+                attn_load_tile(st, pl, sc, un.g0 + gi, un.b, attn_iota(), n);
+            } else {
+                attn_load_tile(a, pl, sc, un.g0 + gi, un.b, cur, n);
+                attn_prefetch_tile(a, un, un.g0 + gi, nxt, nn);
+            }
+            attn_rows_tile(a, pl, sc, sc.ktt, sc.vt, attn_unit_row(un, gi, k0, 0), (k1 - k0) * un.nh, un.nh, n);
+        }
+        std::swap(cur, nxt);
+        n = nn;
+    }
+}
+
 void attn_run_unit(const ggml_compute_params & p, const attn_args & a, const attn_plan & pl, const attn_scratch & sc,
                    int64_t u) {
     const attn_unit un = attn_unit_of(pl, u);
+    const int64_t n_groups = attn_unit_groups(a, pl, un, sc);
     attn_unit_init(a, pl, un, sc);
-    int64_t j = un.c0;
-    while (j < un.c1) {
-        const int64_t n = attn_gather_tile(a, un, sc, &j);
-        if (n == 0) continue;
-        if (a.mask) attn_load_mask_tile(a, un, sc, n);
-        for (int64_t gi = 0; gi < un.ng; ++gi) {
-            attn_load_tile(a, pl, sc, un.g0 + gi, un.b, n);
-            attn_prefetch_tile(a, un, un.g0 + gi, j);
-            for (int64_t ii = 0; ii < un.ni; ++ii) {
-                for (int64_t hh = 0; hh < un.nh; ++hh) attn_row_tile(a, pl, sc, (ii * un.ng + gi) * un.nh + hh, ii, n);
-            }
-        }
+    for (int64_t g = 0; g < n_groups; ++g) {
+        const int64_t k0 = g == 0 ? 0 : sc.gend[g - 1];
+        attn_run_group(a, pl, un, sc, k0, sc.gend[g], a.mask ? sc.ubits + g * pl.n_words : nullptr);
     }
     attn_unit_finish(p, a, pl, un, sc);
 }
@@ -411,64 +643,7 @@ ggml_to_float_fn attn_row_converter(ggml_type t, const ggml_cpu_convert_fns & cv
     return f ? f : ggml_get_type_traits(t).to_float;
 }
 
-// ---- scalar inner loops (the reference path) ----
-
-float attn_scores_scalar(const float * q, const float * k, int64_t dp, int64_t n, float scale, const float * mask,
-                         float * s) {
-    float mx = -INFINITY;
-    for (int64_t t = 0; t < n; ++t) {
-        const float * kr = k + t * dp;
-        double sum = 0.0;
-        for (int64_t d = 0; d < dp; ++d) sum += double(q[d]) * double(kr[d]);
-        s[t] = float(sum) * scale + (mask ? mask[t] : 0.0f);
-        mx = s[t] > mx ? s[t] : mx;
-    }
-    return mx;
-}
-
-float attn_scores_softcap_scalar(const float * q, const float * k, int64_t dp, int64_t n, float scale, float cap,
-                                 const float * mask, float * s) {
-    float mx = -INFINITY;
-    for (int64_t t = 0; t < n; ++t) {
-        const float * kr = k + t * dp;
-        double sum = 0.0;
-        for (int64_t d = 0; d < dp; ++d) sum += double(q[d]) * double(kr[d]);
-        s[t] = float(double(cap) * std::tanh(double(float(sum) * scale))) + (mask ? mask[t] : 0.0f);
-        mx = s[t] > mx ? s[t] : mx;
-    }
-    return mx;
-}
-
-void attn_accumulate_scalar(float * acc, const float * v, int64_t dvp, const float * w, int64_t n) {
-    for (int64_t t = 0; t < n; ++t) {
-        if (w[t] == 0.0f) continue;
-        const float * vr = v + t * dvp;
-        for (int64_t d = 0; d < dvp; ++d) acc[d] += w[t] * vr[d];
-    }
-}
-
-void attn_rows_f16_to_f32_scalar(const uint8_t * base, size_t stride, const int64_t * cells, int64_t n, int64_t d,
-                                 float * y, int64_t dp) {
-    for (int64_t t = 0; t < n; ++t) {
-        ggml_fp16_to_fp32_row(reinterpret_cast<const ggml_fp16_t *>(base + size_t(cells[t]) * stride), y + t * dp, d);
-        std::fill(y + t * dp + d, y + (t + 1) * dp, 0.0f);
-    }
-}
-
-void attn_rows_q8_0_to_f32_scalar(const uint8_t * base, size_t stride, const int64_t * cells, int64_t n, int64_t d,
-                                  float * y, int64_t dp) {
-    for (int64_t t = 0; t < n; ++t) {
-        ggml_dequantize_row_q8_0(reinterpret_cast<const block_q8_0 *>(base + size_t(cells[t]) * stride), y + t * dp, d);
-    }
-}
-
-const ggml_cpu_attn_fns attn_fns_scalar = {"scalar", attn_scores_scalar, attn_scores_softcap_scalar,
-                                           attn_accumulate_scalar, attn_rows_f16_to_f32_scalar,
-                                           attn_rows_q8_0_to_f32_scalar};
-
 }  // namespace
-
-const ggml_cpu_attn_fns & ggml_cpu_attn_fns_scalar() { return attn_fns_scalar; }
 
 const ggml_cpu_attn_fns & ggml_cpu_attn_for(ggml_cpu_isa isa) {
     switch (isa) {
@@ -476,11 +651,11 @@ const ggml_cpu_attn_fns & ggml_cpu_attn_for(ggml_cpu_isa isa) {
         case ggml_cpu_isa::avx2: return ggml_cpu_attn_fns_avx2();
         case ggml_cpu_isa::best: {
             const ggml_cpu_isa best = ggml_cpu_detect_features().best_isa();
-            return best == ggml_cpu_isa::best ? attn_fns_scalar : ggml_cpu_attn_for(best);
+            return best == ggml_cpu_isa::best ? ggml_cpu_attn_fns_scalar() : ggml_cpu_attn_for(best);
         }
         case ggml_cpu_isa::scalar: break;
     }
-    return attn_fns_scalar;
+    return ggml_cpu_attn_fns_scalar();
 }
 
 size_t ggml_cpu_flash_attn_work_size(const ggml_tensor * dst, int n_threads) {

@@ -12,8 +12,12 @@
 //   flash_attn_decode_warm/...  the same graph every time (4 MiB for the default shape: L3).
 //   flash_attn_prefill/...  n_q query rows under a causal mask, K/V of n_q cells: GFLOP/s of the
 //                          visible part (2 * (D + Dv) per visible (query, cell, head)).
+//   flash_attn_seqs/...    one decode step of n_q sequences in a unified cache of n_kv cells, cold
+//                          as decode_cold: cells [0, shared) are a prefix every sequence sees,
+//                          the others belong to the sequences in turn (each row sees its own).
+//                          GB/s of the K/V rows in the cache.
 // Arguments: type (ggml_type id of K/V: 0 F32, 1 F16, 8 Q8_0), D, n_head, n_head_kv, n_q,
-// n_kv, threads.
+// n_kv, threads (and shared for seqs).
 #include "ggml/alloc.h"
 #include "ggml/backend.h"
 #include "ggml/cpu.h"
@@ -34,6 +38,8 @@ constexpr size_t k_fa_cold_bytes = size_t(256) << 20;
 struct fa_shape {
     ggml_type type = GGML_TYPE_F16;
     int64_t d = 64, n_head = 32, n_head_kv = 4, n_q = 1, n_kv = 4096;
+    int mask = 0;        // 0 zeros, 1 causal, 2 sequences
+    int64_t shared = 0;  // mask 2: cells every sequence sees
     bool operator==(const fa_shape &) const = default;
     size_t kv_bytes() const { return 2 * ggml_row_size(type, d) * size_t(n_kv * n_head_kv); }
 };
@@ -64,17 +70,22 @@ void fa_fill(ggml_tensor * t, uint64_t seed) {
     }
 }
 
-// Causal mask [n_kv, n_q] with the last query row seeing every cell (or all zeros).
-void fa_fill_mask(ggml_tensor * m, bool causal) {
+// Mask [n_kv, n_q]: zeros; causal with the last query row seeing every cell; or sequences (row i
+// sees cells [0, shared) and the cells j >= shared with (j - shared) % n_q == i).
+void fa_fill_mask(ggml_tensor * m, const fa_shape & sh) {
     const int64_t n_kv = m->ne[0], n_q = m->ne[1];
     std::vector<ggml_fp16_t> v(size_t(n_kv * n_q));
     for (int64_t i = 0; i < n_q; ++i)
-        for (int64_t j = 0; j < n_kv; ++j)
-            v[size_t(i * n_kv + j)] = ggml_fp32_to_fp16(!causal || j <= i + n_kv - n_q ? 0.0f : -INFINITY);
+        for (int64_t j = 0; j < n_kv; ++j) {
+            bool seen = true;
+            if (sh.mask == 1) seen = j <= i + n_kv - n_q;
+            if (sh.mask == 2) seen = j < sh.shared || (j - sh.shared) % n_q == i;
+            v[size_t(i * n_kv + j)] = ggml_fp32_to_fp16(seen ? 0.0f : -INFINITY);
+        }
     ggml_backend_tensor_set(m, v.data(), 0, v.size() * sizeof(ggml_fp16_t));
 }
 
-fa_setup & fa_setup_for(const fa_shape & sh, int n_copies, bool causal) {
+fa_setup & fa_setup_for(const fa_shape & sh, int n_copies) {
     static fa_setup s;
     if (s.ctx && s.shape == sh && s.n_copies == n_copies) return s;
     s = fa_setup();
@@ -106,7 +117,7 @@ fa_setup & fa_setup_for(const fa_shape & sh, int n_copies, bool causal) {
     s.buf = ggml_backend_alloc_ctx_tensors(ctx, ggml_backend_cpu_buffer_type());
     if (!s.buf) return s;
     for (size_t i = 0; i < fill.size(); ++i) fa_fill(fill[i], 1 + i);
-    for (ggml_tensor * m : masks) fa_fill_mask(m, causal);
+    for (ggml_tensor * m : masks) fa_fill_mask(m, sh);
     return s;
 }
 
@@ -121,7 +132,7 @@ ggml_backend_i * fa_backend(int n_threads) {
     return b.get();
 }
 
-enum class fa_mode { cold, warm, prefill };
+enum class fa_mode { cold, warm, prefill, seqs };
 
 void run_flash_attn(benchmark::State & state, fa_mode mode) {
     fa_shape sh;
@@ -132,8 +143,14 @@ void run_flash_attn(benchmark::State & state, fa_mode mode) {
     sh.n_q = state.range(4);
     sh.n_kv = state.range(5);
     const int nth = int(state.range(6));
-    const int copies = mode == fa_mode::cold ? int(k_fa_cold_bytes / sh.kv_bytes() + 2) : 1;
-    fa_setup & s = fa_setup_for(sh, copies, mode == fa_mode::prefill);
+    if (mode == fa_mode::prefill) sh.mask = 1;
+    if (mode == fa_mode::seqs) {
+        sh.mask = 2;
+        sh.shared = state.range(7);
+    }
+    const bool cold = mode == fa_mode::cold || mode == fa_mode::seqs;
+    const int copies = cold ? int(k_fa_cold_bytes / sh.kv_bytes() + 2) : 1;
+    fa_setup & s = fa_setup_for(sh, copies);
     if (!s.buf) {
         state.SkipWithError("out of memory");
         return;
@@ -164,6 +181,7 @@ void run_flash_attn(benchmark::State & state, fa_mode mode) {
 void BM_flash_attn_decode_cold(benchmark::State & state) { run_flash_attn(state, fa_mode::cold); }
 void BM_flash_attn_decode_warm(benchmark::State & state) { run_flash_attn(state, fa_mode::warm); }
 void BM_flash_attn_prefill(benchmark::State & state) { run_flash_attn(state, fa_mode::prefill); }
+void BM_flash_attn_seqs(benchmark::State & state) { run_flash_attn(state, fa_mode::seqs); }
 
 void args_decode(benchmark::internal::Benchmark * b) {
     b->ArgNames({"type", "D", "n_head", "n_head_kv", "n_q", "n_kv", "threads"});
@@ -181,6 +199,16 @@ void args_prefill(benchmark::internal::Benchmark * b) {
 
 BENCHMARK(BM_flash_attn_decode_cold)->Apply(args_decode)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_flash_attn_decode_warm)->Apply(args_decode)->UseRealTime()->Unit(benchmark::kMicrosecond);
+// 8 sequences of a server's slots: 64 cells each and nothing shared; a 512-cell prefix shared by
+// all and 32 cells each; 512 cells each.
+void args_seqs(benchmark::internal::Benchmark * b) {
+    b->ArgNames({"type", "D", "n_head", "n_head_kv", "n_q", "n_kv", "threads", "shared"});
+    for (int64_t nth : {1, 2}) b->Args({GGML_TYPE_F16, 64, 32, 4, 8, 512, nth, 0});
+    for (int64_t nth : {1, 2}) b->Args({GGML_TYPE_F16, 64, 32, 4, 8, 768, nth, 512});
+    b->Args({GGML_TYPE_F16, 64, 32, 4, 8, 4096, 2, 0});
+}
+
 BENCHMARK(BM_flash_attn_prefill)->Apply(args_prefill)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_flash_attn_seqs)->Apply(args_seqs)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace

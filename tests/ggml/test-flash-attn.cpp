@@ -13,6 +13,11 @@
 // Soft-capped scores (Gemma 2): the reference applies c * tanh(s / c) to s = scale * q . k before
 // the mask, for caps that bite hard (1) to barely (50), on the decode, chunked and prompt paths.
 //
+// Query heads per kv head from 1 to 16 and head sizes up to 256 (the rows of one kv head are
+// scored together, in blocks of rows), and masks of several sequences in one decode step (each
+// row sees its own sequence's cells of a unified cache, with or without a shared prefix, next to
+// the causal rows of a prompt chunk).
+//
 // Also: the fused op against the unfused attention (mul_mat, soft_max_ext, mul_mat) in one
 // graph placed by the graph allocator.
 //
@@ -39,7 +44,7 @@ namespace {
 
 using bops::rng;
 
-enum class mask_kind { none, random, causal, rows_masked, prefix, window };
+enum class mask_kind { none, random, causal, rows_masked, prefix, window, sequences };
 enum class q_layout { contiguous, permuted, transposed };
 
 struct fa_case {
@@ -52,10 +57,15 @@ struct fa_case {
     float scale = 0.125f;
     float softcap = 0.0f;
     int64_t window = 16;  // cells a row sees under mask_kind::window
+    // mask_kind::sequences (a unified KV cache of several sequences): cells [0, shared) belong to
+    // every sequence (a copied prefix), the others to sequence (j - shared) % n_seq_cells in turn;
+    // query row i belongs to sequence i % n_seq and sees its sequence's cells, except the first
+    // chunk_rows rows: a prompt chunk of sequence 0, causal over its cells (the last row sees all).
+    int64_t n_seq = 4, n_seq_cells = 4, shared = 0, chunk_rows = 0;
     uint64_t seed = 1;
 
     std::string name() const {
-        static const char * masks[] = {"none", "random", "causal", "rows-masked", "prefix", "window"};
+        static const char * masks[] = {"none", "random", "causal", "rows-masked", "prefix", "window", "sequences"};
         static const char * qs[] = {"q", "q-permuted", "q-transposed"};
         std::string s = "D=" + std::to_string(d) + " Dv=" + std::to_string(dv) + " n_q=" + std::to_string(n_q) +
                         " n_kv=" + std::to_string(n_kv) + " heads=" + std::to_string(n_head) + "/" +
@@ -63,6 +73,10 @@ struct fa_case {
                         masks[static_cast<int>(mask)];
         if (mask != mask_kind::none) s += std::string("(") + ggml_type_name(mask_type) + ")";
         s.append(" ").append(qs[static_cast<int>(q)]).append(kv_views ? " kv-views" : "");
+        if (mask == mask_kind::sequences) {
+            s += " seqs=" + std::to_string(n_seq) + "/" + std::to_string(n_seq_cells) + " shared=" +
+                 std::to_string(shared) + " chunk=" + std::to_string(chunk_rows);
+        }
         if (softcap > 0.0f) {
             s.append(" scale=").append(std::to_string(scale)).append(" softcap=").append(std::to_string(softcap));
         }
@@ -132,6 +146,22 @@ double kv_at(const fa_case & c, const fa_setup & s, const stored & st, int64_t w
     return st.values[static_cast<size_t>((g * c.n_kv + j) * width + e)];
 }
 
+// Under mask_kind::sequences: whether row i sees cell j.
+bool sequence_sees(const fa_case & c, int64_t i, int64_t j) {
+    auto seq_of_cell = [&](int64_t x) { return x < c.shared ? -1 : (x - c.shared) % c.n_seq_cells; };
+    const int64_t sc = seq_of_cell(j);
+    if (i >= c.chunk_rows) return sc < 0 || sc == i % c.n_seq;
+    if (sc > 0) return false;
+    int64_t n0 = 0, rank = 0;  // cells of sequence 0, and j's place among them
+    for (int64_t x = 0; x < c.n_kv; ++x) {
+        if (seq_of_cell(x) <= 0) {
+            if (x < j) ++rank;
+            ++n0;
+        }
+    }
+    return rank <= n0 - c.chunk_rows + i;
+}
+
 std::vector<double> make_mask(const fa_case & c, rng & r) {
     std::vector<double> m(static_cast<size_t>(c.n_kv * c.n_q), 0.0);
     for (int64_t i = 0; i < c.n_q; ++i) {
@@ -143,6 +173,7 @@ std::vector<double> make_mask(const fa_case & c, rng & r) {
                 case mask_kind::causal: x = j <= i + c.n_kv - c.n_q ? 0.0 : -INFINITY; break;  // last row sees all
                 case mask_kind::rows_masked: x = i % 3 == 1 ? -INFINITY : r.uniform(-1, 1); break;
                 case mask_kind::prefix: x = j < std::max<int64_t>(c.n_kv / 5, 1) ? 0.0 : -INFINITY; break;
+                case mask_kind::sequences: x = sequence_sees(c, i, j) ? 0.0 : -INFINITY; break;
                 case mask_kind::window: {  // causal, and only the window of c.window cells ending at the row's own
                     const int64_t p = i + c.n_kv - c.n_q;
                     x = j <= p && p - j < c.window ? 0.0 : -INFINITY;
@@ -546,6 +577,78 @@ TEST(flash_attn, equals_unfused_attention_in_a_graph) {
             big = std::max(big, std::fabs(a.v[e]));
         }
         EXPECT_LE(err, 1e-5 * big) << be.label;
+    }
+}
+
+// Query heads per kv head 1..16 (powers of two and not), head sizes 64, 80, 96, 128, 256 and 40,
+// every K/V type, decode (one row; 1000 cells: chunks of the cells on several threads) and a few
+// query rows, with and without a soft-cap: the GEMM rows of one kv head in every block shape.
+TEST(flash_attn, gqa_ratios_and_head_sizes) {
+    const int64_t ratios[] = {1, 2, 3, 4, 5, 6, 7, 8, 12, 16};
+    const int64_t ds[] = {64, 80, 96, 128, 256, 40};
+    const ggml_type types[] = {GGML_TYPE_F16, GGML_TYPE_Q8_0, GGML_TYPE_F32};
+    uint64_t k = 0;
+    for (int64_t hpg : ratios)
+        for (int64_t n_q : {1, 3}) {
+            fa_case c;
+            c.n_head_kv = hpg > 8 ? 1 : 2;
+            c.n_head = hpg * c.n_head_kv;
+            c.n_q = n_q;
+            c.n_kv = n_q == 1 && k % 3 == 0 ? 1000 : 70 + int64_t(k % 4) * 41;
+            c.d = c.dv = ds[k % 6];
+            c.kv_type = types[(k / 2) % 3];
+            if (c.kv_type == GGML_TYPE_Q8_0 && c.d % 32 != 0) c.kv_type = GGML_TYPE_F16;
+            c.mask = k % 2 ? mask_kind::causal : mask_kind::none;
+            c.mask_type = (k / 4) % 2 ? GGML_TYPE_F16 : GGML_TYPE_F32;
+            c.kv_views = k % 3 != 1;
+            c.q = static_cast<q_layout>(k % 3);
+            c.scale = 1.0f / std::sqrt(static_cast<float>(c.d));
+            if (k % 5 == 2) {
+                c.scale = 1.0f;
+                c.softcap = 20.0f;
+            }
+            c.seed = 1000 + k++;
+            check_case(c);
+        }
+}
+
+// One decode step of several sequences in a unified KV cache: each query row sees only its
+// sequence's cells (disjoint), or a copied prefix shared by all and its own cells after it; a
+// prompt chunk of one sequence next to decode rows of the others; a sequence with no cell at all
+// (its rows are zero); few cells (not a multiple of the tile) and many (chunks of the cells).
+TEST(flash_attn, sequences_in_one_step) {
+    struct sq { int64_t n_q, n_kv, n_seq, n_seq_cells, shared, chunk_rows, hkv, hpg; ggml_type t; float cap; };
+    const sq list[] = {
+        {8, 300, 8, 8, 0, 0, 4, 8, GGML_TYPE_F16, 0.0f},      // disjoint decode rows
+        {8, 300, 8, 8, 200, 0, 4, 8, GGML_TYPE_F16, 0.0f},    // shared prefix + own cells
+        {8, 37, 8, 8, 16, 0, 2, 4, GGML_TYPE_F32, 0.0f},      // few cells
+        {8, 1000, 8, 8, 512, 0, 4, 8, GGML_TYPE_Q8_0, 0.0f},  // long prefix
+        {4, 1000, 4, 4, 0, 0, 2, 5, GGML_TYPE_F16, 10.0f},    // disjoint, soft-capped, 5 heads per kv head
+        {8, 120, 8, 7, 0, 0, 2, 8, GGML_TYPE_F16, 0.0f},      // sequence 7 has no cell
+        {8, 120, 8, 7, 40, 0, 1, 3, GGML_TYPE_F32, 0.0f},     // ... but the shared prefix
+        {20, 400, 5, 5, 100, 16, 2, 4, GGML_TYPE_F16, 0.0f},  // a prompt chunk of 16 rows + decode rows
+        {12, 90, 3, 3, 30, 9, 4, 2, GGML_TYPE_Q8_0, 5.0f},    // same, fewer cells, soft-capped
+    };
+    uint64_t seed = 1100;
+    for (const sq & e : list) {
+        fa_case c;
+        c.n_q = e.n_q;
+        c.n_kv = e.n_kv;
+        c.n_head_kv = e.hkv;
+        c.n_head = e.hkv * e.hpg;
+        c.kv_type = e.t;
+        c.softcap = e.cap;
+        c.scale = e.cap > 0.0f ? 1.0f : 0.125f;
+        c.mask = mask_kind::sequences;
+        c.n_seq = e.n_seq;
+        c.n_seq_cells = e.n_seq_cells;
+        c.shared = e.shared;
+        c.chunk_rows = e.chunk_rows;
+        c.mask_type = seed % 2 ? GGML_TYPE_F16 : GGML_TYPE_F32;
+        c.kv_views = true;
+        c.q = q_layout::permuted;
+        c.seed = seed++;
+        check_case(c);
     }
 }
 
