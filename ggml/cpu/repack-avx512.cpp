@@ -30,7 +30,34 @@ inline __m512 load_f16x16(const uint8_t * p) {
 
 inline __m512i load_v(const uint8_t * p) { return _mm512_loadu_si512(p); }
 
+// Software prefetch of the group block `ahead` bytes on: one sequential stream per thread
+// gets far less memory-level parallelism from the hardware prefetchers than the row streams
+// of the plain layout did.
+constexpr size_t k_prefetch_ahead = 8192;
+
+inline void prefetch_block(const uint8_t * p, size_t bytes) {
+    for (size_t off = 0; off < bytes; off += 64) _mm_prefetch(reinterpret_cast<const char *>(p + k_prefetch_ahead + off), _MM_HINT_T0);
+}
+
 inline __mmask16 row_mask(int rows) { return rows >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << rows) - 1); }
+
+// Independent accumulators per column and sub-block: VPDPBUSD's latency covered by other
+// columns' work with several columns, by splitting the steps with few.
+template <int NC>
+constexpr int n_split = NC >= 4 ? 1 : NC >= 2 ? 2 : 4;
+
+template <int NC, int A>
+inline void acc_zero(__m512i (&acc)[NC][A]) {
+    for (int c = 0; c < NC; ++c)
+        for (int x = 0; x < A; ++x) acc[c][x] = _mm512_setzero_si512();
+}
+
+// acc[c][0] = sum over x of acc[c][x].
+template <int NC, int A>
+inline void acc_fold(__m512i (&acc)[NC][A]) {
+    for (int c = 0; c < NC; ++c)
+        for (int x = 1; x < A; ++x) acc[c][0] = _mm512_add_epi32(acc[c][0], acc[c][x]);
+}
 
 template <int NC>
 void store_tile(const __m512 * sum, float * y, int64_t ldy, int rows) {
@@ -52,16 +79,22 @@ void tile_q8_0(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
     }
     for (int64_t i = 0; i < nb; ++i) {
         const uint8_t * g = gb + size_t(i) * ggml_repack_q8_0_group_bytes;
-        __m512i acc[NC];
-        for (int c = 0; c < NC; ++c) acc[c] = _mm512_set1_epi32(load_i32(sums[c] + 4 * i));
+        prefetch_block(g, ggml_repack_q8_0_group_bytes);
+        constexpr int A = n_split<NC>;
+        __m512i acc[NC][A];
+        acc_zero(acc);
+        for (int c = 0; c < NC; ++c) acc[c][0] = _mm512_set1_epi32(load_i32(sums[c] + 4 * i));
         for (int s = 0; s < 8; ++s) {
             const __m512i w = load_v(g + ggml_repack_q8_0_qs + 64 * s);
-            for (int c = 0; c < NC; ++c) acc[c] = _mm512_dpbusd_epi32(acc[c], w, _mm512_set1_epi32(load_i32(act[c][i].qs + 4 * s)));
+            for (int c = 0; c < NC; ++c) {
+                acc[c][s % A] = _mm512_dpbusd_epi32(acc[c][s % A], w, _mm512_set1_epi32(load_i32(act[c][i].qs + 4 * s)));
+            }
         }
+        acc_fold(acc);
         const __m512 d = load_f16x16(g);
         for (int c = 0; c < NC; ++c) {
             const __m512 dd = _mm512_mul_ps(d, _mm512_set1_ps(_cvtsh_ss(act[c][i].d)));
-            sum[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[c]), dd, sum[c]);
+            sum[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[c][0]), dd, sum[c]);
         }
     }
     store_tile<NC>(sum, y, ldy, rows);
@@ -96,22 +129,26 @@ void tile_q4_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
     }
     for (int64_t i = 0; i < nb; ++i) {
         const uint8_t * g = gb + size_t(i) * ggml_repack_q4_K_group_bytes;
+        prefetch_block(g, ggml_repack_q4_K_group_bytes);
         __m512 part[NC];
         for (int c = 0; c < NC; ++c) part[c] = _mm512_setzero_ps();
         for (int j = 0; j < 8; ++j) {
             const uint8_t * qs = g + ggml_repack_q4_K_qs + 512 * (j / 2);
-            __m512i acc[NC];
-            for (int c = 0; c < NC; ++c) acc[c] = _mm512_setzero_si512();
+            constexpr int A = n_split<NC>;
+            __m512i acc[NC][A];
+            acc_zero(acc);
             for (int s = 0; s < 8; ++s) {
                 __m512i w = load_v(qs + 64 * s);
                 w = _mm512_and_si512(j % 2 ? _mm512_srli_epi16(w, 4) : w, low4);
                 for (int c = 0; c < NC; ++c) {
-                    acc[c] = _mm512_dpbusd_epi32(acc[c], w, _mm512_set1_epi32(load_i32(act[c][i].qs + 32 * j + 4 * s)));
+                    acc[c][s % A] = _mm512_dpbusd_epi32(acc[c][s % A], w,
+                                                        _mm512_set1_epi32(load_i32(act[c][i].qs + 32 * j + 4 * s)));
                 }
             }
+            acc_fold(acc);
             const __m512i sc = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(g + ggml_repack_q4_K_sc + 16 * j)));
             const __m512 dsc = _mm512_mul_ps(load_f16x16(g), _mm512_cvtepi32_ps(sc));
-            for (int c = 0; c < NC; ++c) part[c] = _mm512_fmadd_ps(dsc, _mm512_cvtepi32_ps(acc[c]), part[c]);
+            for (int c = 0; c < NC; ++c) part[c] = _mm512_fmadd_ps(dsc, _mm512_cvtepi32_ps(acc[c][0]), part[c]);
         }
         __m512i macc[NC];
         q4_K_mins<NC>(g, act, i, macc);
@@ -156,23 +193,27 @@ void tile_q6_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
     }
     for (int64_t i = 0; i < nb; ++i) {
         const uint8_t * g = gb + size_t(i) * ggml_repack_q6_K_group_bytes;
+        prefetch_block(g, ggml_repack_q6_K_group_bytes);
         const __m512 d = load_f16x16(g);
         __m512 part[NC];
         for (int c = 0; c < NC; ++c) part[c] = _mm512_setzero_ps();
         for (int j = 0; j < 16; ++j) {
             const uint8_t * unit = g + ggml_repack_q6_K_qs + ggml_repack_q6_K_unit * (j / 4);
-            __m512i acc[NC];
-            for (int c = 0; c < NC; ++c) acc[c] = _mm512_setzero_si512();
+            constexpr int A = n_split<NC>;
+            __m512i acc[NC][A];
+            acc_zero(acc);
             for (int s = 0; s < 4; ++s) {
                 const __m512i w = q6_K_codes(unit, j % 4, s);
                 for (int c = 0; c < NC; ++c) {
-                    acc[c] = _mm512_dpbusd_epi32(acc[c], w, _mm512_set1_epi32(load_i32(act[c][i].qs + 16 * j + 4 * s)));
+                    acc[c][s % A] = _mm512_dpbusd_epi32(acc[c][s % A], w,
+                                                        _mm512_set1_epi32(load_i32(act[c][i].qs + 16 * j + 4 * s)));
                 }
             }
+            acc_fold(acc);
             const __m512i scp = q6_K_scale_pairs(g, j / 2);
             const __m512i sc = j % 2 ? _mm512_srai_epi32(scp, 16) : _mm512_srai_epi32(_mm512_slli_epi32(scp, 16), 16);
             const __m512 dsc = _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc));
-            for (int c = 0; c < NC; ++c) part[c] = _mm512_fmadd_ps(dsc, _mm512_cvtepi32_ps(acc[c]), part[c]);
+            for (int c = 0; c < NC; ++c) part[c] = _mm512_fmadd_ps(dsc, _mm512_cvtepi32_ps(acc[c][0]), part[c]);
         }
         // the codes are q + 32: subtract 32 * sum_j sc_j * bsums[j]
         __m512i macc[NC];
