@@ -356,6 +356,11 @@ void args_mat_vec(benchmark::internal::Benchmark * b) {
             for (int64_t nth : {1, 2}) b->Args({t, s[0], s[1], s[2], nth});
     for (int64_t t : k_quant_types)
         for (int64_t nth : {1, 2}) b->Args({t, 4096, 4096, 1, nth});
+    // few columns (several sequences generating together)
+    for (int64_t t : k_types)
+        for (int64_t n : {8, 16, 32}) b->Args({t, 4096, 4096, n, 1});
+    for (int64_t t : k_quant_types)
+        for (int64_t n : {2, 8, 16}) b->Args({t, 4096, 4096, n, 1});
 }
 
 void args_mat_mat(benchmark::internal::Benchmark * b) {
