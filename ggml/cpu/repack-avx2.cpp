@@ -39,6 +39,7 @@ inline __m256i bcast(const void * p) { return _mm256_set1_epi32(load_i32(p)); }
 
 template <int NC>
 void store_half(const __m256 * sum, float * y, int64_t ldy, int rows) {
+#pragma GCC unroll 16
     for (int c = 0; c < NC; ++c) {
         if (rows >= 8) {
             _mm256_storeu_ps(y + c * ldy, sum[c]);
@@ -56,6 +57,7 @@ template <int NC>
 void tile_q8_0(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
     __m256 sum[NC];
     const block_q8_0 * act[NC];
+#pragma GCC unroll 16
     for (int c = 0; c < NC; ++c) {
         sum[c] = _mm256_setzero_ps();
         act[c] = reinterpret_cast<const block_q8_0 *>(col + size_t(c) * ldb);
@@ -64,13 +66,17 @@ void tile_q8_0(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
     for (int64_t i = 0; i < nb; ++i) {
         const uint8_t * g = gb + size_t(i) * ggml_repack_q8_0_group_bytes;
         __m256i acc[NC];
+#pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_si256();
+#pragma GCC unroll 16
         for (int s = 0; s < 8; ++s) {
             const __m256i w = _mm256_xor_si256(load_half(g + ggml_repack_q8_0_qs + 64 * s + 32 * h), bias);
             const __m256i aw = _mm256_abs_epi8(w);
+#pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) acc[c] = dot4(acc[c], aw, _mm256_sign_epi8(bcast(act[c][i].qs + 4 * s), w));
         }
         const __m256 d = load_f16x8(g + 16 * h);
+#pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) {
             const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(_cvtsh_ss(act[c][i].d)));
             sum[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[c]), dd, sum[c]);
@@ -84,6 +90,7 @@ void tile_q4_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     __m256 sum[NC];
     const block_q8_K * act[NC];
+#pragma GCC unroll 16
     for (int c = 0; c < NC; ++c) {
         sum[c] = _mm256_setzero_ps();
         act[c] = reinterpret_cast<const block_q8_K *>(col + size_t(c) * ldb);
@@ -92,34 +99,46 @@ void tile_q4_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
         const uint8_t * g = gb + size_t(i) * ggml_repack_q4_K_group_bytes;
         const __m256 d = load_f16x8(g + 16 * h);
         __m256 part[NC];
+#pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) part[c] = _mm256_setzero_ps();
-        for (int j = 0; j < 8; ++j) {
-            const uint8_t * qs = g + ggml_repack_q4_K_qs + 512 * (j / 2) + 32 * h;
+        for (int t = 0; t < 4; ++t)
+#pragma GCC unroll 2
+        for (int nib = 0; nib < 2; ++nib) {
+            const int j = 2 * t + nib;  // sub-block
+            const uint8_t * qs = g + ggml_repack_q4_K_qs + 512 * t + 32 * h;
             __m256i acc[NC];
+#pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_si256();
+#pragma GCC unroll 16
             for (int s = 0; s < 8; ++s) {
                 __m256i w = load_half(qs + 64 * s);
-                w = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(w, 4) : w, low4);
+                w = _mm256_and_si256(nib ? _mm256_srli_epi16(w, 4) : w, low4);
+#pragma GCC unroll 16
                 for (int c = 0; c < NC; ++c) acc[c] = dot4(acc[c], w, bcast(act[c][i].qs + 32 * j + 4 * s));
             }
             const __m128i sc8 = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(g + ggml_repack_q4_K_sc + 16 * j + 8 * h));
             const __m256 dsc = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sc8)));
+#pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) part[c] = _mm256_fmadd_ps(dsc, _mm256_cvtepi32_ps(acc[c]), part[c]);
         }
         __m256i macc[NC];
         int32_t pairs[NC][4];
+#pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) {
             const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i *>(act[c][i].bsums));
             const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i *>(act[c][i].bsums + 8));
             _mm_storeu_si128(reinterpret_cast<__m128i *>(pairs[c]), _mm_hadd_epi16(lo, hi));
             macc[c] = _mm256_setzero_si256();
         }
+#pragma GCC unroll 16
         for (int p = 0; p < 4; ++p) {
             const __m256i mn = _mm256_cvtepu8_epi16(
                 _mm_loadu_si128(reinterpret_cast<const __m128i *>(g + ggml_repack_q4_K_mn + 32 * p + 16 * h)));
+#pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) macc[c] = _mm256_add_epi32(macc[c], _mm256_madd_epi16(mn, _mm256_set1_epi32(pairs[c][p])));
         }
         const __m256 dmin = load_f16x8(g + ggml_repack_q4_K_dmin + 16 * h);
+#pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) {
             const __m256 t = _mm256_fnmadd_ps(dmin, _mm256_cvtepi32_ps(macc[c]), part[c]);
             sum[c] = _mm256_fmadd_ps(t, _mm256_set1_ps(act[c][i].d), sum[c]);
@@ -150,6 +169,7 @@ template <int NC>
 void tile_q6_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
     __m256 sum[NC];
     const block_q8_K * act[NC];
+#pragma GCC unroll 16
     for (int c = 0; c < NC; ++c) {
         sum[c] = _mm256_setzero_ps();
         act[c] = reinterpret_cast<const block_q8_K *>(col + size_t(c) * ldb);
@@ -158,29 +178,41 @@ void tile_q6_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
         const uint8_t * g = gb + size_t(i) * ggml_repack_q6_K_group_bytes;
         const __m256 d = load_f16x8(g + 16 * h);
         __m256 part[NC];
+#pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) part[c] = _mm256_setzero_ps();
-        for (int j = 0; j < 16; ++j) {
-            const uint8_t * unit = g + ggml_repack_q6_K_qs + ggml_repack_q6_K_unit * (j / 4);
+        for (int t = 0; t < 4; ++t)
+#pragma GCC unroll 4
+        for (int u = 0; u < 4; ++u) {
+            const int j = 4 * t + u;  // sub-block
+            const uint8_t * unit = g + ggml_repack_q6_K_qs + ggml_repack_q6_K_unit * t;
             __m256i acc[NC];
+#pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_si256();
+#pragma GCC unroll 16
             for (int s = 0; s < 4; ++s) {
-                const __m256i w = q6_K_codes(unit, h, j % 4, s);
+                const __m256i w = q6_K_codes(unit, h, u, s);
+#pragma GCC unroll 16
                 for (int c = 0; c < NC; ++c) acc[c] = dot4(acc[c], w, bcast(act[c][i].qs + 16 * j + 4 * s));
             }
             const __m256i scp = q6_K_scale_pairs(g, h, j / 2);
-            const __m256i sc = j % 2 ? _mm256_srai_epi32(scp, 16) : _mm256_srai_epi32(_mm256_slli_epi32(scp, 16), 16);
+            const __m256i sc = u % 2 ? _mm256_srai_epi32(scp, 16) : _mm256_srai_epi32(_mm256_slli_epi32(scp, 16), 16);
             const __m256 dsc = _mm256_mul_ps(d, _mm256_cvtepi32_ps(sc));
+#pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) part[c] = _mm256_fmadd_ps(dsc, _mm256_cvtepi32_ps(acc[c]), part[c]);
         }
         __m256i macc[NC];
+#pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) macc[c] = _mm256_setzero_si256();
+#pragma GCC unroll 16
         for (int p = 0; p < 8; ++p) {
             const __m256i scp = q6_K_scale_pairs(g, h, p);
+#pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) {
                 macc[c] = _mm256_add_epi32(macc[c], _mm256_madd_epi16(scp, bcast(act[c][i].bsums + 2 * p)));
             }
         }
         const __m256 d32 = _mm256_mul_ps(d, _mm256_set1_ps(32.0f));
+#pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) {
             const __m256 t = _mm256_fnmadd_ps(d32, _mm256_cvtepi32_ps(macc[c]), part[c]);
             sum[c] = _mm256_fmadd_ps(t, _mm256_set1_ps(act[c][i].d), sum[c]);

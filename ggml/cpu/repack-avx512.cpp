@@ -48,20 +48,25 @@ constexpr int n_split = NC >= 4 ? 1 : NC >= 2 ? 2 : 4;
 
 template <int NC, int A>
 inline void acc_zero(__m512i (&acc)[NC][A]) {
+#pragma GCC unroll 16
     for (int c = 0; c < NC; ++c)
+#pragma GCC unroll 16
         for (int x = 0; x < A; ++x) acc[c][x] = _mm512_setzero_si512();
 }
 
 // acc[c][0] = sum over x of acc[c][x].
 template <int NC, int A>
 inline void acc_fold(__m512i (&acc)[NC][A]) {
+#pragma GCC unroll 16
     for (int c = 0; c < NC; ++c)
+#pragma GCC unroll 16
         for (int x = 1; x < A; ++x) acc[c][0] = _mm512_add_epi32(acc[c][0], acc[c][x]);
 }
 
 template <int NC>
 void store_tile(const __m512 * sum, float * y, int64_t ldy, int rows) {
     const __mmask16 m = row_mask(rows);
+#pragma GCC unroll 16
     for (int c = 0; c < NC; ++c) _mm512_mask_storeu_ps(y + c * ldy, m, sum[c]);
 }
 
@@ -72,6 +77,7 @@ void tile_q8_0(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
     __m512 sum[NC];
     const block_q8_0 * act[NC];
     const uint8_t * sums[NC];
+#pragma GCC unroll 16
     for (int c = 0; c < NC; ++c) {
         sum[c] = _mm512_setzero_ps();
         act[c] = reinterpret_cast<const block_q8_0 *>(col + size_t(c) * ldb);
@@ -83,15 +89,19 @@ void tile_q8_0(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
         constexpr int A = n_split<NC>;
         __m512i acc[NC][A];
         acc_zero(acc);
+#pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) acc[c][0] = _mm512_set1_epi32(load_i32(sums[c] + 4 * i));
+#pragma GCC unroll 16
         for (int s = 0; s < 8; ++s) {
             const __m512i w = load_v(g + ggml_repack_q8_0_qs + 64 * s);
+#pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) {
                 acc[c][s % A] = _mm512_dpbusd_epi32(acc[c][s % A], w, _mm512_set1_epi32(load_i32(act[c][i].qs + 4 * s)));
             }
         }
         acc_fold(acc);
         const __m512 d = load_f16x16(g);
+#pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) {
             const __m512 dd = _mm512_mul_ps(d, _mm512_set1_ps(_cvtsh_ss(act[c][i].d)));
             sum[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[c][0]), dd, sum[c]);
@@ -106,14 +116,17 @@ void tile_q8_0(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
 template <int NC>
 void q4_K_mins(const uint8_t * g, const block_q8_K * const * act, int64_t i, __m512i * macc) {
     int32_t pairs[NC][4];
+#pragma GCC unroll 16
     for (int c = 0; c < NC; ++c) {
         const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i *>(act[c][i].bsums));
         const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i *>(act[c][i].bsums + 8));
         _mm_storeu_si128(reinterpret_cast<__m128i *>(pairs[c]), _mm_hadd_epi16(lo, hi));
         macc[c] = _mm512_setzero_si512();
     }
+#pragma GCC unroll 16
     for (int p = 0; p < 4; ++p) {
         const __m512i mn = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(g + ggml_repack_q4_K_mn + 32 * p)));
+#pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) macc[c] = _mm512_dpwssd_epi32(macc[c], mn, _mm512_set1_epi32(pairs[c][p]));
     }
 }
@@ -123,6 +136,7 @@ void tile_q4_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
     const __m512i low4 = _mm512_set1_epi8(0x0F);
     __m512 sum[NC];
     const block_q8_K * act[NC];
+#pragma GCC unroll 16
     for (int c = 0; c < NC; ++c) {
         sum[c] = _mm512_setzero_ps();
         act[c] = reinterpret_cast<const block_q8_K *>(col + size_t(c) * ldb);
@@ -131,15 +145,21 @@ void tile_q4_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
         const uint8_t * g = gb + size_t(i) * ggml_repack_q4_K_group_bytes;
         prefetch_block(g, ggml_repack_q4_K_group_bytes);
         __m512 part[NC];
+#pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) part[c] = _mm512_setzero_ps();
-        for (int j = 0; j < 8; ++j) {
-            const uint8_t * qs = g + ggml_repack_q4_K_qs + 512 * (j / 2);
+        for (int t = 0; t < 4; ++t)
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+            const int j = 2 * t + h;  // sub-block
+            const uint8_t * qs = g + ggml_repack_q4_K_qs + 512 * t;
             constexpr int A = n_split<NC>;
             __m512i acc[NC][A];
             acc_zero(acc);
+#pragma GCC unroll 16
             for (int s = 0; s < 8; ++s) {
                 __m512i w = load_v(qs + 64 * s);
-                w = _mm512_and_si512(j % 2 ? _mm512_srli_epi16(w, 4) : w, low4);
+                w = _mm512_and_si512(h ? _mm512_srli_epi16(w, 4) : w, low4);
+#pragma GCC unroll 16
                 for (int c = 0; c < NC; ++c) {
                     acc[c][s % A] = _mm512_dpbusd_epi32(acc[c][s % A], w,
                                                         _mm512_set1_epi32(load_i32(act[c][i].qs + 32 * j + 4 * s)));
@@ -148,11 +168,13 @@ void tile_q4_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
             acc_fold(acc);
             const __m512i sc = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(g + ggml_repack_q4_K_sc + 16 * j)));
             const __m512 dsc = _mm512_mul_ps(load_f16x16(g), _mm512_cvtepi32_ps(sc));
+#pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) part[c] = _mm512_fmadd_ps(dsc, _mm512_cvtepi32_ps(acc[c][0]), part[c]);
         }
         __m512i macc[NC];
         q4_K_mins<NC>(g, act, i, macc);
         const __m512 dmin = load_f16x16(g + ggml_repack_q4_K_dmin);
+#pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) {
             const __m512 t = _mm512_fnmadd_ps(dmin, _mm512_cvtepi32_ps(macc[c]), part[c]);
             sum[c] = _mm512_fmadd_ps(t, _mm512_set1_ps(act[c][i].d), sum[c]);
@@ -187,6 +209,7 @@ template <int NC>
 void tile_q6_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
     __m512 sum[NC];
     const block_q8_K * act[NC];
+#pragma GCC unroll 16
     for (int c = 0; c < NC; ++c) {
         sum[c] = _mm512_setzero_ps();
         act[c] = reinterpret_cast<const block_q8_K *>(col + size_t(c) * ldb);
@@ -196,14 +219,20 @@ void tile_q6_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
         prefetch_block(g, ggml_repack_q6_K_group_bytes);
         const __m512 d = load_f16x16(g);
         __m512 part[NC];
+#pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) part[c] = _mm512_setzero_ps();
-        for (int j = 0; j < 16; ++j) {
-            const uint8_t * unit = g + ggml_repack_q6_K_qs + ggml_repack_q6_K_unit * (j / 4);
+        for (int t = 0; t < 4; ++t)
+#pragma GCC unroll 4
+        for (int u = 0; u < 4; ++u) {
+            const int j = 4 * t + u;  // sub-block
+            const uint8_t * unit = g + ggml_repack_q6_K_qs + ggml_repack_q6_K_unit * t;
             constexpr int A = n_split<NC>;
             __m512i acc[NC][A];
             acc_zero(acc);
+#pragma GCC unroll 16
             for (int s = 0; s < 4; ++s) {
-                const __m512i w = q6_K_codes(unit, j % 4, s);
+                const __m512i w = q6_K_codes(unit, u, s);
+#pragma GCC unroll 16
                 for (int c = 0; c < NC; ++c) {
                     acc[c][s % A] = _mm512_dpbusd_epi32(acc[c][s % A], w,
                                                         _mm512_set1_epi32(load_i32(act[c][i].qs + 16 * j + 4 * s)));
@@ -211,20 +240,25 @@ void tile_q6_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
             }
             acc_fold(acc);
             const __m512i scp = q6_K_scale_pairs(g, j / 2);
-            const __m512i sc = j % 2 ? _mm512_srai_epi32(scp, 16) : _mm512_srai_epi32(_mm512_slli_epi32(scp, 16), 16);
+            const __m512i sc = u % 2 ? _mm512_srai_epi32(scp, 16) : _mm512_srai_epi32(_mm512_slli_epi32(scp, 16), 16);
             const __m512 dsc = _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc));
+#pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) part[c] = _mm512_fmadd_ps(dsc, _mm512_cvtepi32_ps(acc[c][0]), part[c]);
         }
         // the codes are q + 32: subtract 32 * sum_j sc_j * bsums[j]
         __m512i macc[NC];
+#pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) macc[c] = _mm512_setzero_si512();
+#pragma GCC unroll 16
         for (int p = 0; p < 8; ++p) {
             const __m512i scp = q6_K_scale_pairs(g, p);
+#pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) {
                 macc[c] = _mm512_dpwssd_epi32(macc[c], scp, _mm512_set1_epi32(load_i32(act[c][i].bsums + 2 * p)));
             }
         }
         const __m512 d32 = _mm512_mul_ps(d, _mm512_set1_ps(32.0f));
+#pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) {
             const __m512 t = _mm512_fnmadd_ps(d32, _mm512_cvtepi32_ps(macc[c]), part[c]);
             sum[c] = _mm512_fmadd_ps(t, _mm512_set1_ps(act[c][i].d), sum[c]);
