@@ -70,6 +70,12 @@ void store_tile(const __m512 * sum, float * y, int64_t ldy, int rows) {
     for (int c = 0; c < NC; ++c) _mm512_mask_storeu_ps(y + c * ldy, m, sum[c]);
 }
 
+template <int NC>
+void store_tile_mem(const float (*sum)[16], float * y, int64_t ldy, int rows) {
+    const __mmask16 m = row_mask(rows);
+    for (int c = 0; c < NC; ++c) _mm512_mask_storeu_ps(y + c * ldy, m, _mm512_load_ps(sum[c]));
+}
+
 // ---- Q8_0: codes + 128 against signed activations, the -128 * sum per block added first ----
 
 template <int NC>
@@ -134,11 +140,12 @@ void q4_K_mins(const uint8_t * g, const block_q8_K * const * act, int64_t i, __m
 template <int NC>
 void tile_q4_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
     const __m512i low4 = _mm512_set1_epi8(0x0F);
-    __m512 sum[NC];
+    // the running sums over blocks stay in memory (one update per block), which leaves the
+    // registers to the per-block accumulators
+    alignas(64) float sum[NC][16] = {};
     const block_q8_K * act[NC];
 #pragma GCC unroll 16
     for (int c = 0; c < NC; ++c) {
-        sum[c] = _mm512_setzero_ps();
         act[c] = reinterpret_cast<const block_q8_K *>(col + size_t(c) * ldb);
     }
     for (int64_t i = 0; i < nb; ++i) {
@@ -177,10 +184,10 @@ void tile_q4_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
 #pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) {
             const __m512 t = _mm512_fnmadd_ps(dmin, _mm512_cvtepi32_ps(macc[c]), part[c]);
-            sum[c] = _mm512_fmadd_ps(t, _mm512_set1_ps(act[c][i].d), sum[c]);
+            _mm512_store_ps(sum[c], _mm512_fmadd_ps(t, _mm512_set1_ps(act[c][i].d), _mm512_load_ps(sum[c])));
         }
     }
-    store_tile<NC>(sum, y, ldy, rows);
+    store_tile_mem<NC>(sum, y, ldy, rows);
 }
 
 // ---- Q6_K ----
@@ -207,11 +214,12 @@ inline __m512i q6_K_scale_pairs(const uint8_t * g, int p) {
 
 template <int NC>
 void tile_q6_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
-    __m512 sum[NC];
+    // the running sums over blocks stay in memory (one update per block), which leaves the
+    // registers to the per-block accumulators
+    alignas(64) float sum[NC][16] = {};
     const block_q8_K * act[NC];
 #pragma GCC unroll 16
     for (int c = 0; c < NC; ++c) {
-        sum[c] = _mm512_setzero_ps();
         act[c] = reinterpret_cast<const block_q8_K *>(col + size_t(c) * ldb);
     }
     for (int64_t i = 0; i < nb; ++i) {
@@ -261,10 +269,10 @@ void tile_q6_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
 #pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) {
             const __m512 t = _mm512_fnmadd_ps(d32, _mm512_cvtepi32_ps(macc[c]), part[c]);
-            sum[c] = _mm512_fmadd_ps(t, _mm512_set1_ps(act[c][i].d), sum[c]);
+            _mm512_store_ps(sum[c], _mm512_fmadd_ps(t, _mm512_set1_ps(act[c][i].d), _mm512_load_ps(sum[c])));
         }
     }
-    store_tile<NC>(sum, y, ldy, rows);
+    store_tile_mem<NC>(sum, y, ldy, rows);
 }
 
 // ---- drivers: groups of 16 rows x tiles of up to 8 columns ----
