@@ -97,10 +97,11 @@ void tile_q4_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
     }
     for (int64_t i = 0; i < nb; ++i) {
         const uint8_t * g = gb + size_t(i) * ggml_repack_q4_K_group_bytes;
-        const __m256 d = load_f16x8(g + 16 * h);
-        __m256 part[NC];
+        // sum_j sc_j * dot_j, exact: a sub-block's VPMADDUBSW pairs summed in 16 bits (at most
+        // 8 * 2 * 15 * 127 = 30480), then VPMADDWD with (sc, sc)
+        __m256i part[NC];
 #pragma GCC unroll 16
-        for (int c = 0; c < NC; ++c) part[c] = _mm256_setzero_ps();
+        for (int c = 0; c < NC; ++c) part[c] = _mm256_setzero_si256();
         for (int t = 0; t < 4; ++t)
 #pragma GCC unroll 2
         for (int nib = 0; nib < 2; ++nib) {
@@ -114,12 +115,15 @@ void tile_q4_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
                 __m256i w = load_half(qs + 64 * s);
                 w = _mm256_and_si256(nib ? _mm256_srli_epi16(w, 4) : w, low4);
 #pragma GCC unroll 16
-                for (int c = 0; c < NC; ++c) acc[c] = dot4(acc[c], w, bcast(act[c][i].qs + 32 * j + 4 * s));
+                for (int c = 0; c < NC; ++c) {
+                    acc[c] = _mm256_add_epi16(acc[c], _mm256_maddubs_epi16(w, bcast(act[c][i].qs + 32 * j + 4 * s)));
+                }
             }
             const __m128i sc8 = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(g + ggml_repack_q4_K_sc + 16 * j + 8 * h));
-            const __m256 dsc = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sc8)));
+            const __m256i sc = _mm256_cvtepu8_epi32(sc8);
+            const __m256i sc_pair = _mm256_or_si256(sc, _mm256_slli_epi32(sc, 16));
 #pragma GCC unroll 16
-            for (int c = 0; c < NC; ++c) part[c] = _mm256_fmadd_ps(dsc, _mm256_cvtepi32_ps(acc[c]), part[c]);
+            for (int c = 0; c < NC; ++c) part[c] = _mm256_add_epi32(part[c], _mm256_madd_epi16(acc[c], sc_pair));
         }
         __m256i macc[NC];
         int32_t pairs[NC][4];
@@ -137,10 +141,11 @@ void tile_q4_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
 #pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) macc[c] = _mm256_add_epi32(macc[c], _mm256_madd_epi16(mn, _mm256_set1_epi32(pairs[c][p])));
         }
+        const __m256 d = load_f16x8(g + 16 * h);
         const __m256 dmin = load_f16x8(g + ggml_repack_q4_K_dmin + 16 * h);
 #pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) {
-            const __m256 t = _mm256_fnmadd_ps(dmin, _mm256_cvtepi32_ps(macc[c]), part[c]);
+            const __m256 t = _mm256_fmsub_ps(d, _mm256_cvtepi32_ps(part[c]), _mm256_mul_ps(dmin, _mm256_cvtepi32_ps(macc[c])));
             sum[c] = _mm256_fmadd_ps(t, _mm256_set1_ps(act[c][i].d), sum[c]);
         }
     }
@@ -176,29 +181,30 @@ void tile_q6_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
     }
     for (int64_t i = 0; i < nb; ++i) {
         const uint8_t * g = gb + size_t(i) * ggml_repack_q6_K_group_bytes;
-        const __m256 d = load_f16x8(g + 16 * h);
-        __m256 part[NC];
+        // sum_j sc_j * dot_j, exact: VPMADDUBSW pairs of two steps summed in 16 bits (at most
+        // 2 * 2 * 63 * 127 = 32004), then VPMADDWD with (sc, sc)
+        __m256i part[NC];
 #pragma GCC unroll 16
-        for (int c = 0; c < NC; ++c) part[c] = _mm256_setzero_ps();
+        for (int c = 0; c < NC; ++c) part[c] = _mm256_setzero_si256();
         for (int t = 0; t < 4; ++t)
 #pragma GCC unroll 4
         for (int u = 0; u < 4; ++u) {
             const int j = 4 * t + u;  // sub-block
             const uint8_t * unit = g + ggml_repack_q6_K_qs + ggml_repack_q6_K_unit * t;
-            __m256i acc[NC];
-#pragma GCC unroll 16
-            for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_si256();
-#pragma GCC unroll 16
-            for (int s = 0; s < 4; ++s) {
-                const __m256i w = q6_K_codes(unit, h, u, s);
-#pragma GCC unroll 16
-                for (int c = 0; c < NC; ++c) acc[c] = dot4(acc[c], w, bcast(act[c][i].qs + 16 * j + 4 * s));
-            }
             const __m256i scp = q6_K_scale_pairs(g, h, j / 2);
-            const __m256i sc = u % 2 ? _mm256_srai_epi32(scp, 16) : _mm256_srai_epi32(_mm256_slli_epi32(scp, 16), 16);
-            const __m256 dsc = _mm256_mul_ps(d, _mm256_cvtepi32_ps(sc));
+            const __m256i sc_pair = u % 2 ? _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(scp, 0xF5), 0xF5)
+                                          : _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(scp, 0xA0), 0xA0);
+#pragma GCC unroll 2
+            for (int s0 = 0; s0 < 4; s0 += 2) {
+                const __m256i w0 = q6_K_codes(unit, h, u, s0);
+                const __m256i w1 = q6_K_codes(unit, h, u, s0 + 1);
 #pragma GCC unroll 16
-            for (int c = 0; c < NC; ++c) part[c] = _mm256_fmadd_ps(dsc, _mm256_cvtepi32_ps(acc[c]), part[c]);
+                for (int c = 0; c < NC; ++c) {
+                    const int8_t * a = act[c][i].qs + 16 * j + 4 * s0;
+                    const __m256i p16 = _mm256_add_epi16(_mm256_maddubs_epi16(w0, bcast(a)), _mm256_maddubs_epi16(w1, bcast(a + 4)));
+                    part[c] = _mm256_add_epi32(part[c], _mm256_madd_epi16(p16, sc_pair));
+                }
+            }
         }
         __m256i macc[NC];
 #pragma GCC unroll 16
@@ -211,11 +217,11 @@ void tile_q6_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
                 macc[c] = _mm256_add_epi32(macc[c], _mm256_madd_epi16(scp, bcast(act[c][i].bsums + 2 * p)));
             }
         }
-        const __m256 d32 = _mm256_mul_ps(d, _mm256_set1_ps(32.0f));
+        const __m256 d = load_f16x8(g + 16 * h);
 #pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) {
-            const __m256 t = _mm256_fnmadd_ps(d32, _mm256_cvtepi32_ps(macc[c]), part[c]);
-            sum[c] = _mm256_fmadd_ps(t, _mm256_set1_ps(act[c][i].d), sum[c]);
+            const __m256i t = _mm256_sub_epi32(part[c], _mm256_slli_epi32(macc[c], 5));
+            sum[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_mul_ps(d, _mm256_set1_ps(act[c][i].d)), sum[c]);
         }
     }
     store_half<NC>(sum, y, ldy, rows);
