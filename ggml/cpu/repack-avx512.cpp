@@ -76,10 +76,26 @@ void store_tile_mem(const float (*sum)[16], float * y, int64_t ldy, int rows) {
     for (int c = 0; c < NC; ++c) _mm512_mask_storeu_ps(y + c * ldy, m, _mm512_load_ps(sum[c]));
 }
 
-// ---- Q8_0: codes + 128 against signed activations, the -128 * sum per block added first ----
+// ---- 32-element formats against Q8_0 activations: Q8_0 (codes + 128) and Q4_0 (codes
+// 0..15); the per-block activation sum (-128 * sum a, or -8 * sum a) starts the accumulator ----
 
-template <int NC>
-void tile_q8_0(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+struct fmt_q8_0 {
+    static constexpr size_t bytes = ggml_repack_q8_0_group_bytes;
+    static __m512i step(const uint8_t * g, int s) { return load_v(g + ggml_repack_q8_0_qs + 64 * s); }
+    static int32_t offset(int32_t neg128_sum) { return neg128_sum; }
+};
+
+struct fmt_q4_0 {
+    static constexpr size_t bytes = ggml_repack_q4_0_group_bytes;
+    static __m512i step(const uint8_t * g, int s) {
+        const __m512i v = load_v(g + ggml_repack_q4_0_qs + 64 * (s % 4));
+        return _mm512_and_si512(s < 4 ? v : _mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0F));
+    }
+    static int32_t offset(int32_t neg128_sum) { return neg128_sum / 16; }  // exact: -8 * sum a
+};
+
+template <typename F, int NC>
+void tile_32(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
     __m512 sum[NC];
     const block_q8_0 * act[NC];
     const uint8_t * sums[NC];
@@ -90,16 +106,16 @@ void tile_q8_0(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
         sums[c] = col + size_t(c) * ldb + size_t(nb) * sizeof(block_q8_0);
     }
     for (int64_t i = 0; i < nb; ++i) {
-        const uint8_t * g = gb + size_t(i) * ggml_repack_q8_0_group_bytes;
-        prefetch_block(g, ggml_repack_q8_0_group_bytes);
+        const uint8_t * g = gb + size_t(i) * F::bytes;
+        prefetch_block(g, F::bytes);
         constexpr int A = n_split<NC>;
         __m512i acc[NC][A];
         acc_zero(acc);
 #pragma GCC unroll 16
-        for (int c = 0; c < NC; ++c) acc[c][0] = _mm512_set1_epi32(load_i32(sums[c] + 4 * i));
+        for (int c = 0; c < NC; ++c) acc[c][0] = _mm512_set1_epi32(F::offset(load_i32(sums[c] + 4 * i)));
 #pragma GCC unroll 16
         for (int s = 0; s < 8; ++s) {
-            const __m512i w = load_v(g + ggml_repack_q8_0_qs + 64 * s);
+            const __m512i w = F::step(g, s);
 #pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) {
                 acc[c][s % A] = _mm512_dpbusd_epi32(acc[c][s % A], w, _mm512_set1_epi32(load_i32(act[c][i].qs + 4 * s)));
@@ -114,6 +130,16 @@ void tile_q8_0(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
         }
     }
     store_tile<NC>(sum, y, ldy, rows);
+}
+
+template <int NC>
+void tile_q8_0(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    tile_32<fmt_q8_0, NC>(nb, gb, col, ldb, y, ldy, rows);
+}
+
+template <int NC>
+void tile_q4_0(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    tile_32<fmt_q4_0, NC>(nb, gb, col, ldb, y, ldy, rows);
 }
 
 // ---- Q4_K ----
@@ -300,6 +326,11 @@ void dot_q8_0_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const vo
     run_tiles<REPACK_TILES(tile_q8_0)>(k / QK8_0, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
+void dot_q4_0_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                     float * y, int64_t ldy) {
+    run_tiles<REPACK_TILES(tile_q4_0)>(k / QK4_0, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
 void dot_q4_K_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                      float * y, int64_t ldy) {
     run_tiles<REPACK_TILES(tile_q4_K)>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
@@ -319,8 +350,8 @@ void act_q8_0_avx512(const float * x, void * y, int64_t k) {
 
 // Table order of mul-mat.h (see repack-scalar.cpp).
 const ggml_repack_kernels ggml_repack_kernels_avx512 = {
-    {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, dot_q8_0_avx512, nullptr, nullptr,
+    {nullptr, nullptr, nullptr, dot_q4_0_avx512, nullptr, nullptr, nullptr, dot_q8_0_avx512, nullptr, nullptr,
      dot_q4_K_avx512, nullptr, dot_q6_K_avx512, nullptr, nullptr, nullptr},
-    {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, act_q8_0_avx512, nullptr, nullptr,
+    {nullptr, nullptr, nullptr, act_q8_0_avx512, nullptr, nullptr, nullptr, act_q8_0_avx512, nullptr, nullptr,
      ggml_quantize_row_q8_K_avx512, nullptr, ggml_quantize_row_q8_K_avx512, nullptr, nullptr, nullptr},
 };

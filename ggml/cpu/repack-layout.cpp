@@ -18,6 +18,11 @@ struct q8_0_codes {
     uint8_t q[QK8_0] = {};  // code + 128
 };
 
+struct q4_0_codes {
+    ggml_fp16_t d = 0;
+    uint8_t q[QK4_0] = {};  // 0..15
+};
+
 struct q4_K_codes {
     ggml_fp16_t d = 0, dmin = 0;
     uint8_t sc[8] = {}, mn[8] = {};
@@ -38,6 +43,19 @@ void q8_0_decode(const block_q8_0 & b, q8_0_codes & c) {
 void q8_0_encode(const q8_0_codes & c, block_q8_0 & b) {
     b.d = c.d;
     for (int i = 0; i < QK8_0; ++i) b.qs[i] = int8_t(c.q[i] ^ 0x80);
+}
+
+void q4_0_decode(const block_q4_0 & b, q4_0_codes & c) {
+    c.d = b.d;
+    for (int i = 0; i < QK4_0 / 2; ++i) {
+        c.q[i] = b.qs[i] & 0xF;
+        c.q[i + QK4_0 / 2] = b.qs[i] >> 4;
+    }
+}
+
+void q4_0_encode(const q4_0_codes & c, block_q4_0 & b) {
+    b.d = c.d;
+    for (int i = 0; i < QK4_0 / 2; ++i) b.qs[i] = uint8_t(c.q[i] | (c.q[i + QK4_0 / 2] << 4));
 }
 
 void q4_K_decode(const block_q4_K & b, q4_K_codes & c) {
@@ -122,6 +140,28 @@ void q8_0_get(const uint8_t * g, q8_0_codes * c) {
     for (int r = 0; r < 16; ++r) std::memcpy(&c[r].d, g + 2 * r, 2);
     for (int s = 0; s < 8; ++s)
         for (int r = 0; r < 16; ++r) std::memcpy(c[r].q + 4 * s, g + ggml_repack_q8_0_qs + 64 * s + 4 * r, 4);
+}
+
+void q4_0_put(const q4_0_codes * c, uint8_t * g) {
+    for (int r = 0; r < 16; ++r) {
+        std::memcpy(g + 2 * r, &c[r].d, 2);
+        for (int s = 0; s < 4; ++s)
+            for (int b = 0; b < 4; ++b) {
+                g[ggml_repack_q4_0_qs + 64 * s + 4 * r + b] = uint8_t(c[r].q[4 * s + b] | (c[r].q[16 + 4 * s + b] << 4));
+            }
+    }
+}
+
+void q4_0_get(const uint8_t * g, q4_0_codes * c) {
+    for (int r = 0; r < 16; ++r) {
+        std::memcpy(&c[r].d, g + 2 * r, 2);
+        for (int s = 0; s < 4; ++s)
+            for (int b = 0; b < 4; ++b) {
+                const uint8_t v = g[ggml_repack_q4_0_qs + 64 * s + 4 * r + b];
+                c[r].q[4 * s + b] = v & 0xF;
+                c[r].q[16 + 4 * s + b] = v >> 4;
+            }
+    }
 }
 
 void q4_K_put(const q4_K_codes * c, uint8_t * g) {
@@ -241,6 +281,8 @@ struct repack_format {
 
 using fmt_q8_0 = repack_format<block_q8_0, q8_0_codes, q8_0_decode, q8_0_encode, q8_0_put, q8_0_get,
                                ggml_repack_q8_0_group_bytes, QK8_0>;
+using fmt_q4_0 = repack_format<block_q4_0, q4_0_codes, q4_0_decode, q4_0_encode, q4_0_put, q4_0_get,
+                               ggml_repack_q4_0_group_bytes, QK4_0>;
 using fmt_q4_K = repack_format<block_q4_K, q4_K_codes, q4_K_decode, q4_K_encode, q4_K_put, q4_K_get,
                                ggml_repack_q4_K_group_bytes, QK_K>;
 using fmt_q6_K = repack_format<block_q6_K, q6_K_codes, q6_K_decode, q6_K_encode, q6_K_put, q6_K_get,
@@ -249,6 +291,7 @@ using fmt_q6_K = repack_format<block_q6_K, q6_K_codes, q6_K_decode, q6_K_encode,
 size_t group_bytes_of(ggml_type t) {
     switch (t) {
         case GGML_TYPE_Q8_0: return ggml_repack_q8_0_group_bytes;
+        case GGML_TYPE_Q4_0: return ggml_repack_q4_0_group_bytes;
         case GGML_TYPE_Q4_K: return ggml_repack_q4_K_group_bytes;
         case GGML_TYPE_Q6_K: return ggml_repack_q6_K_group_bytes;
         default: return 0;
@@ -270,6 +313,7 @@ size_t ggml_repack_size(ggml_type t, int64_t k, int64_t m) {
 void ggml_repack_pack(ggml_type t, int64_t k, int64_t m, const void * src, size_t lds, void * dst) {
     switch (t) {
         case GGML_TYPE_Q8_0: fmt_q8_0::pack(k, m, src, lds, dst); break;
+        case GGML_TYPE_Q4_0: fmt_q4_0::pack(k, m, src, lds, dst); break;
         case GGML_TYPE_Q4_K: fmt_q4_K::pack(k, m, src, lds, dst); break;
         case GGML_TYPE_Q6_K: fmt_q6_K::pack(k, m, src, lds, dst); break;
         default: GGML_ASSERT(false && "type without a repacked layout");
@@ -279,13 +323,16 @@ void ggml_repack_pack(ggml_type t, int64_t k, int64_t m, const void * src, size_
 void ggml_repack_unpack(ggml_type t, int64_t k, int64_t m, const void * src, void * dst, size_t ldd) {
     switch (t) {
         case GGML_TYPE_Q8_0: fmt_q8_0::unpack(k, m, src, dst, ldd); break;
+        case GGML_TYPE_Q4_0: fmt_q4_0::unpack(k, m, src, dst, ldd); break;
         case GGML_TYPE_Q4_K: fmt_q4_K::unpack(k, m, src, dst, ldd); break;
         case GGML_TYPE_Q6_K: fmt_q6_K::unpack(k, m, src, dst, ldd); break;
         default: GGML_ASSERT(false && "type without a repacked layout");
     }
 }
 
-ggml_type ggml_repack_act_type(ggml_type t) { return t == GGML_TYPE_Q8_0 ? GGML_TYPE_Q8_0 : GGML_TYPE_Q8_K; }
+ggml_type ggml_repack_act_type(ggml_type t) {
+    return t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q4_0 ? GGML_TYPE_Q8_0 : GGML_TYPE_Q8_K;
+}
 
 size_t ggml_repack_act_row_bytes(ggml_type t, int64_t k) {
     const ggml_type at = ggml_repack_act_type(t);

@@ -49,6 +49,29 @@ void dot_q8_0_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const vo
     });
 }
 
+void dot_q4_0_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                     float * y, int64_t ldy) {
+    const int64_t nb = k / QK4_0;
+    repack_scalar_run(nr, lda, a, b, ldb, nc, y, ldy, [nb](const uint8_t * gb, int r, const uint8_t * col) {
+        const block_q8_0 * act = reinterpret_cast<const block_q8_0 *>(col);
+        const uint8_t * sums = col + size_t(nb) * sizeof(block_q8_0);
+        float sum = 0.0f;
+        for (int64_t i = 0; i < nb; ++i) {
+            const uint8_t * g = gb + size_t(i) * ggml_repack_q4_0_group_bytes;
+            int32_t acc;
+            std::memcpy(&acc, sums + size_t(i) * sizeof(int32_t), sizeof acc);
+            acc /= 16;  // -8 * sum of the activations: the codes are q + 8
+            for (int s = 0; s < 4; ++s)
+                for (int e = 0; e < 4; ++e) {
+                    const uint8_t v = g[ggml_repack_q4_0_qs + 64 * s + 4 * r + e];
+                    acc += int32_t(v & 0xF) * act[i].qs[4 * s + e] + int32_t(v >> 4) * act[i].qs[16 + 4 * s + e];
+                }
+            sum += f16_at(g, r) * ggml_fp16_to_fp32(act[i].d) * float(acc);
+        }
+        return sum;
+    });
+}
+
 void dot_q4_K_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                      float * y, int64_t ldy) {
     const int64_t nb = k / QK_K;
@@ -120,8 +143,8 @@ void act_q8_K_scalar(const float * x, void * y, int64_t k) {
 // Table order of mul-mat.h: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K,
 // Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4.
 const ggml_repack_kernels ggml_repack_kernels_scalar = {
-    {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, dot_q8_0_scalar, nullptr, nullptr,
+    {nullptr, nullptr, nullptr, dot_q4_0_scalar, nullptr, nullptr, nullptr, dot_q8_0_scalar, nullptr, nullptr,
      dot_q4_K_scalar, nullptr, dot_q6_K_scalar, nullptr, nullptr, nullptr},
-    {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, act_q8_0_scalar, nullptr, nullptr,
+    {nullptr, nullptr, nullptr, act_q8_0_scalar, nullptr, nullptr, nullptr, act_q8_0_scalar, nullptr, nullptr,
      act_q8_K_scalar, nullptr, act_q8_K_scalar, nullptr, nullptr, nullptr},
 };
