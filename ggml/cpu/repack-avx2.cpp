@@ -119,8 +119,11 @@ void tile_q4_0(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
     store_half<NC>(sum, y, ldy, rows);
 }
 
-template <int NC>
+// Q4_K, and with HI Q5_K: the fifth bits (bit s of each byte for step s) merged in as bit 4.
+template <int NC, bool HI = false>
 void tile_q4_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    constexpr size_t group_bytes = HI ? ggml_repack_q5_K_group_bytes : ggml_repack_q4_K_group_bytes;
+    constexpr int flush = HI ? 4 : 8;  // steps whose 16-bit sums cannot overflow
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     __m256 sum[NC];
     const block_q8_K * act[NC];
@@ -130,9 +133,10 @@ void tile_q4_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
         act[c] = reinterpret_cast<const block_q8_K *>(col + size_t(c) * ldb);
     }
     for (int64_t i = 0; i < nb; ++i) {
-        const uint8_t * g = gb + size_t(i) * ggml_repack_q4_K_group_bytes;
-        // sum_j sc_j * dot_j, exact: a sub-block's VPMADDUBSW pairs summed in 16 bits (at most
-        // 8 * 2 * 15 * 127 = 30480), then VPMADDWD with (sc, sc)
+        const uint8_t * g = gb + size_t(i) * group_bytes;
+        // sum_j sc_j * dot_j, exact: VPMADDUBSW pairs summed in 16 bits over `flush` steps (at
+        // most 8 * 2 * 15 * 127 = 30480 for Q4_K, 4 * 2 * 31 * 127 = 31496 for Q5_K), then
+        // VPMADDWD with (sc, sc)
         __m256i part[NC];
 #pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) part[c] = _mm256_setzero_si256();
@@ -141,6 +145,9 @@ void tile_q4_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
         for (int nib = 0; nib < 2; ++nib) {
             const int j = 2 * t + nib;  // sub-block
             const uint8_t * qs = g + ggml_repack_q4_K_qs + 512 * t + 32 * h;
+            const __m128i sc8 = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(g + ggml_repack_q4_K_sc + 16 * j + 8 * h));
+            const __m256i sc = _mm256_cvtepu8_epi32(sc8);
+            const __m256i sc_pair = _mm256_or_si256(sc, _mm256_slli_epi32(sc, 16));
             __m256i acc[NC];
 #pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_si256();
@@ -148,16 +155,23 @@ void tile_q4_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
             for (int s = 0; s < 8; ++s) {
                 __m256i w = load_half(qs + 64 * s);
                 w = _mm256_and_si256(nib ? _mm256_srli_epi16(w, 4) : w, low4);
+                if constexpr (HI) {
+                    const __m256i hv = load_half(g + ggml_repack_q5_K_qh + 128 * t + 64 * nib + 32 * h);
+                    const __m256i hb = s < 4 ? _mm256_slli_epi16(hv, 4 - s) : _mm256_srli_epi16(hv, s - 4);
+                    w = _mm256_or_si256(w, _mm256_and_si256(hb, _mm256_set1_epi8(0x10)));
+                }
 #pragma GCC unroll 16
                 for (int c = 0; c < NC; ++c) {
                     acc[c] = _mm256_add_epi16(acc[c], _mm256_maddubs_epi16(w, bcast(act[c][i].qs + 32 * j + 4 * s)));
                 }
-            }
-            const __m128i sc8 = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(g + ggml_repack_q4_K_sc + 16 * j + 8 * h));
-            const __m256i sc = _mm256_cvtepu8_epi32(sc8);
-            const __m256i sc_pair = _mm256_or_si256(sc, _mm256_slli_epi32(sc, 16));
+                if ((s + 1) % flush == 0) {
 #pragma GCC unroll 16
-            for (int c = 0; c < NC; ++c) part[c] = _mm256_add_epi32(part[c], _mm256_madd_epi16(acc[c], sc_pair));
+                    for (int c = 0; c < NC; ++c) {
+                        part[c] = _mm256_add_epi32(part[c], _mm256_madd_epi16(acc[c], sc_pair));
+                        acc[c] = _mm256_setzero_si256();
+                    }
+                }
+            }
         }
         __m256i macc[NC];
         int32_t pairs[NC][4];
@@ -296,6 +310,12 @@ void dot_q4_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void
     run_tiles<tile_q4_K<1>, tile_q4_K<2>, tile_q4_K<3>, tile_q4_K<4>>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
+void dot_q5_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                   float * y, int64_t ldy) {
+    run_tiles<tile_q4_K<1, true>, tile_q4_K<2, true>, tile_q4_K<3, true>, tile_q4_K<4, true>>(k / QK_K, a, lda, nr, b, ldb,
+                                                                                            nc, y, ldy);
+}
+
 void dot_q6_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                    float * y, int64_t ldy) {
     run_tiles<tile_q6_K<1>, tile_q6_K<2>, tile_q6_K<3>, tile_q6_K<4>>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
@@ -311,7 +331,7 @@ void act_q8_0_avx2(const float * x, void * y, int64_t k) {
 // Table order of mul-mat.h (see repack-scalar.cpp).
 const ggml_repack_kernels ggml_repack_kernels_avx2 = {
     {nullptr, nullptr, nullptr, dot_q4_0_avx2, nullptr, nullptr, nullptr, dot_q8_0_avx2, nullptr, nullptr,
-     dot_q4_K_avx2, nullptr, dot_q6_K_avx2, nullptr, nullptr, nullptr},
+     dot_q4_K_avx2, dot_q5_K_avx2, dot_q6_K_avx2, nullptr, nullptr, nullptr},
     {nullptr, nullptr, nullptr, act_q8_0_avx2, nullptr, nullptr, nullptr, act_q8_0_avx2, nullptr, nullptr,
-     ggml_quantize_row_q8_K_avx2, nullptr, ggml_quantize_row_q8_K_avx2, nullptr, nullptr, nullptr},
+     ggml_quantize_row_q8_K_avx2, ggml_quantize_row_q8_K_avx2, ggml_quantize_row_q8_K_avx2, nullptr, nullptr, nullptr},
 };

@@ -163,8 +163,10 @@ void q4_K_mins(const uint8_t * g, const block_q8_K * const * act, int64_t i, __m
     }
 }
 
-template <int NC>
+// Q4_K, and with HI Q5_K: the fifth bits (bit s of each byte for step s) merged in as bit 4.
+template <int NC, bool HI = false>
 void tile_q4_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    constexpr size_t group_bytes = HI ? ggml_repack_q5_K_group_bytes : ggml_repack_q4_K_group_bytes;
     const __m512i low4 = _mm512_set1_epi8(0x0F);
     // the running sums over blocks stay in memory (one update per block), which leaves the
     // registers to the per-block accumulators
@@ -175,8 +177,8 @@ void tile_q4_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
         act[c] = reinterpret_cast<const block_q8_K *>(col + size_t(c) * ldb);
     }
     for (int64_t i = 0; i < nb; ++i) {
-        const uint8_t * g = gb + size_t(i) * ggml_repack_q4_K_group_bytes;
-        prefetch_block(g, ggml_repack_q4_K_group_bytes);
+        const uint8_t * g = gb + size_t(i) * group_bytes;
+        prefetch_block(g, group_bytes);
         __m512 part[NC];
 #pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) part[c] = _mm512_setzero_ps();
@@ -191,7 +193,14 @@ void tile_q4_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
 #pragma GCC unroll 16
             for (int s = 0; s < 8; ++s) {
                 __m512i w = load_v(qs + 64 * s);
-                w = _mm512_and_si512(h ? _mm512_srli_epi16(w, 4) : w, low4);
+                if constexpr (HI) {
+                    const __m512i hv = load_v(g + ggml_repack_q5_K_qh + 128 * t + 64 * h);
+                    const __m512i hb = _mm512_and_si512(s < 4 ? _mm512_slli_epi16(hv, 4 - s) : _mm512_srli_epi16(hv, s - 4),
+                                                        _mm512_set1_epi8(0x10));
+                    w = _mm512_ternarylogic_epi32(h ? _mm512_srli_epi16(w, 4) : w, hb, low4, 0xEC);  // (a & c) | b
+                } else {
+                    w = _mm512_and_si512(h ? _mm512_srli_epi16(w, 4) : w, low4);
+                }
 #pragma GCC unroll 16
                 for (int c = 0; c < NC; ++c) {
                     acc[c][s % A] = _mm512_dpbusd_epi32(acc[c][s % A], w,
@@ -336,6 +345,16 @@ void dot_q4_K_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const vo
     run_tiles<REPACK_TILES(tile_q4_K)>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
+template <int NC>
+void tile_q5_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    tile_q4_K<NC, true>(nb, gb, col, ldb, y, ldy, rows);
+}
+
+void dot_q5_K_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                     float * y, int64_t ldy) {
+    run_tiles<REPACK_TILES(tile_q5_K)>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
 void dot_q6_K_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                      float * y, int64_t ldy) {
     run_tiles<REPACK_TILES(tile_q6_K)>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
@@ -351,7 +370,7 @@ void act_q8_0_avx512(const float * x, void * y, int64_t k) {
 // Table order of mul-mat.h (see repack-scalar.cpp).
 const ggml_repack_kernels ggml_repack_kernels_avx512 = {
     {nullptr, nullptr, nullptr, dot_q4_0_avx512, nullptr, nullptr, nullptr, dot_q8_0_avx512, nullptr, nullptr,
-     dot_q4_K_avx512, nullptr, dot_q6_K_avx512, nullptr, nullptr, nullptr},
+     dot_q4_K_avx512, dot_q5_K_avx512, dot_q6_K_avx512, nullptr, nullptr, nullptr},
     {nullptr, nullptr, nullptr, act_q8_0_avx512, nullptr, nullptr, nullptr, act_q8_0_avx512, nullptr, nullptr,
-     ggml_quantize_row_q8_K_avx512, nullptr, ggml_quantize_row_q8_K_avx512, nullptr, nullptr, nullptr},
+     ggml_quantize_row_q8_K_avx512, ggml_quantize_row_q8_K_avx512, ggml_quantize_row_q8_K_avx512, nullptr, nullptr, nullptr},
 };

@@ -29,6 +29,11 @@ struct q4_K_codes {
     uint8_t q[QK_K] = {};   // 0..15
 };
 
+struct q5_K_codes {
+    q4_K_codes lo;            // scales, mins and the low 4 bits of each code
+    uint8_t hi[QK_K] = {};    // the fifth bit
+};
+
 struct q6_K_codes {
     ggml_fp16_t d = 0;
     int8_t sc[16] = {};
@@ -95,6 +100,36 @@ void q4_K_encode(const q4_K_codes & c, block_q4_K & b) {
     for (int t = 0; t < 4; ++t) {
         for (int l = 0; l < 32; ++l) b.qs[32 * t + l] = uint8_t(c.q[64 * t + l] | (c.q[64 * t + 32 + l] << 4));
     }
+}
+
+// The low 4 bits and scales of Q5_K share Q4_K's layout and decoding.
+void q5_K_decode(const block_q5_K & b, q5_K_codes & c) {
+    block_q4_K low;
+    low.d = b.d;
+    low.dmin = b.dmin;
+    std::memcpy(low.scales, b.scales, sizeof low.scales);
+    std::memcpy(low.qs, b.qs, sizeof low.qs);
+    q4_K_decode(low, c.lo);
+    for (int t = 0; t < 4; ++t)
+        for (int l = 0; l < 32; ++l) {
+            c.hi[64 * t + l] = (b.qh[l] >> (2 * t)) & 1;
+            c.hi[64 * t + 32 + l] = (b.qh[l] >> (2 * t + 1)) & 1;
+        }
+}
+
+void q5_K_encode(const q5_K_codes & c, block_q5_K & b) {
+    block_q4_K low;
+    q4_K_encode(c.lo, low);
+    b.d = low.d;
+    b.dmin = low.dmin;
+    std::memcpy(b.scales, low.scales, sizeof b.scales);
+    std::memcpy(b.qs, low.qs, sizeof b.qs);
+    std::memset(b.qh, 0, sizeof b.qh);
+    for (int t = 0; t < 4; ++t)
+        for (int l = 0; l < 32; ++l) {
+            b.qh[l] |= uint8_t(c.hi[64 * t + l] << (2 * t));
+            b.qh[l] |= uint8_t(c.hi[64 * t + 32 + l] << (2 * t + 1));
+        }
 }
 
 void q6_K_decode(const block_q6_K & b, q6_K_codes & c) {
@@ -196,6 +231,38 @@ void q4_K_get(const uint8_t * g, q4_K_codes * c) {
     }
 }
 
+// Q5_K: Q4_K's group block, then the fifth bits: byte b of lane r of vector (t, half), bit s,
+// is the fifth bit of element 64 t + 32 half + 4 s + b.
+void q5_K_put(const q5_K_codes * c, uint8_t * g) {
+    q4_K_codes lo[16];
+    for (int r = 0; r < 16; ++r) lo[r] = c[r].lo;
+    q4_K_put(lo, g);
+    std::memset(g + ggml_repack_q5_K_qh, 0, 512);
+    for (int r = 0; r < 16; ++r)
+        for (int t = 0; t < 4; ++t)
+            for (int half = 0; half < 2; ++half)
+                for (int s = 0; s < 8; ++s)
+                    for (int b = 0; b < 4; ++b) {
+                        const int e = 64 * t + 32 * half + 4 * s + b;
+                        g[ggml_repack_q5_K_qh + 128 * t + 64 * half + 4 * r + b] |= uint8_t(c[r].hi[e] << s);
+                    }
+}
+
+void q5_K_get(const uint8_t * g, q5_K_codes * c) {
+    q4_K_codes lo[16];
+    q4_K_get(g, lo);
+    for (int r = 0; r < 16; ++r) {
+        c[r].lo = lo[r];
+        for (int t = 0; t < 4; ++t)
+            for (int half = 0; half < 2; ++half)
+                for (int s = 0; s < 8; ++s)
+                    for (int b = 0; b < 4; ++b) {
+                        const int e = 64 * t + 32 * half + 4 * s + b;
+                        c[r].hi[e] = (g[ggml_repack_q5_K_qh + 128 * t + 64 * half + 4 * r + b] >> s) & 1;
+                    }
+    }
+}
+
 // Byte offsets of the low-nibble vector (v, s) and the high-bits vector s of a Q6_K unit.
 size_t q6_K_lo(int v, int s) { return size_t(64 * (4 * v + s)); }
 size_t q6_K_hi(int s) { return size_t(512 + 64 * s); }
@@ -285,6 +352,8 @@ using fmt_q4_0 = repack_format<block_q4_0, q4_0_codes, q4_0_decode, q4_0_encode,
                                ggml_repack_q4_0_group_bytes, QK4_0>;
 using fmt_q4_K = repack_format<block_q4_K, q4_K_codes, q4_K_decode, q4_K_encode, q4_K_put, q4_K_get,
                                ggml_repack_q4_K_group_bytes, QK_K>;
+using fmt_q5_K = repack_format<block_q5_K, q5_K_codes, q5_K_decode, q5_K_encode, q5_K_put, q5_K_get,
+                               ggml_repack_q5_K_group_bytes, QK_K>;
 using fmt_q6_K = repack_format<block_q6_K, q6_K_codes, q6_K_decode, q6_K_encode, q6_K_put, q6_K_get,
                                ggml_repack_q6_K_group_bytes, QK_K>;
 
@@ -293,6 +362,7 @@ size_t group_bytes_of(ggml_type t) {
         case GGML_TYPE_Q8_0: return ggml_repack_q8_0_group_bytes;
         case GGML_TYPE_Q4_0: return ggml_repack_q4_0_group_bytes;
         case GGML_TYPE_Q4_K: return ggml_repack_q4_K_group_bytes;
+        case GGML_TYPE_Q5_K: return ggml_repack_q5_K_group_bytes;
         case GGML_TYPE_Q6_K: return ggml_repack_q6_K_group_bytes;
         default: return 0;
     }
@@ -315,6 +385,7 @@ void ggml_repack_pack(ggml_type t, int64_t k, int64_t m, const void * src, size_
         case GGML_TYPE_Q8_0: fmt_q8_0::pack(k, m, src, lds, dst); break;
         case GGML_TYPE_Q4_0: fmt_q4_0::pack(k, m, src, lds, dst); break;
         case GGML_TYPE_Q4_K: fmt_q4_K::pack(k, m, src, lds, dst); break;
+        case GGML_TYPE_Q5_K: fmt_q5_K::pack(k, m, src, lds, dst); break;
         case GGML_TYPE_Q6_K: fmt_q6_K::pack(k, m, src, lds, dst); break;
         default: GGML_ASSERT(false && "type without a repacked layout");
     }
@@ -325,6 +396,7 @@ void ggml_repack_unpack(ggml_type t, int64_t k, int64_t m, const void * src, voi
         case GGML_TYPE_Q8_0: fmt_q8_0::unpack(k, m, src, dst, ldd); break;
         case GGML_TYPE_Q4_0: fmt_q4_0::unpack(k, m, src, dst, ldd); break;
         case GGML_TYPE_Q4_K: fmt_q4_K::unpack(k, m, src, dst, ldd); break;
+        case GGML_TYPE_Q5_K: fmt_q5_K::unpack(k, m, src, dst, ldd); break;
         case GGML_TYPE_Q6_K: fmt_q6_K::unpack(k, m, src, dst, ldd); break;
         default: GGML_ASSERT(false && "type without a repacked layout");
     }

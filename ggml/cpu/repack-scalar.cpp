@@ -72,21 +72,25 @@ void dot_q4_0_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const vo
     });
 }
 
-void dot_q4_K_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
-                     float * y, int64_t ldy) {
+// Q4_K, and Q5_K (HI: the fifth bit of each code after Q4_K's group block).
+template <bool HI>
+void dot_q4_K_like_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                          float * y, int64_t ldy) {
+    constexpr size_t group_bytes = HI ? ggml_repack_q5_K_group_bytes : ggml_repack_q4_K_group_bytes;
     const int64_t nb = k / QK_K;
     repack_scalar_run(nr, lda, a, b, ldb, nc, y, ldy, [nb](const uint8_t * gb, int r, const uint8_t * col) {
         const block_q8_K * act = reinterpret_cast<const block_q8_K *>(col);
         float sum = 0.0f;
         for (int64_t i = 0; i < nb; ++i) {
-            const uint8_t * g = gb + size_t(i) * ggml_repack_q4_K_group_bytes;
+            const uint8_t * g = gb + size_t(i) * group_bytes;
             int32_t isum = 0, msum = 0;
             for (int j = 0; j < 8; ++j) {
                 const int t = j / 2, shift = 4 * (j % 2);
                 int32_t dot = 0;
                 for (int s = 0; s < 8; ++s)
                     for (int e = 0; e < 4; ++e) {
-                        const int q = (g[ggml_repack_q4_K_qs + 512 * t + 64 * s + 4 * r + e] >> shift) & 0xF;
+                        int q = (g[ggml_repack_q4_K_qs + 512 * t + 64 * s + 4 * r + e] >> shift) & 0xF;
+                        if (HI) q |= ((g[ggml_repack_q5_K_qh + 128 * t + 64 * (j % 2) + 4 * r + e] >> s) & 1) << 4;
                         dot += q * act[i].qs[32 * j + 4 * s + e];
                     }
                 isum += int32_t(g[ggml_repack_q4_K_sc + 16 * j + r]) * dot;
@@ -97,6 +101,16 @@ void dot_q4_K_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const vo
         }
         return sum;
     });
+}
+
+void dot_q4_K_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                     float * y, int64_t ldy) {
+    dot_q4_K_like_scalar<false>(k, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
+void dot_q5_K_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                     float * y, int64_t ldy) {
+    dot_q4_K_like_scalar<true>(k, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
 void dot_q6_K_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
@@ -144,7 +158,7 @@ void act_q8_K_scalar(const float * x, void * y, int64_t k) {
 // Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4.
 const ggml_repack_kernels ggml_repack_kernels_scalar = {
     {nullptr, nullptr, nullptr, dot_q4_0_scalar, nullptr, nullptr, nullptr, dot_q8_0_scalar, nullptr, nullptr,
-     dot_q4_K_scalar, nullptr, dot_q6_K_scalar, nullptr, nullptr, nullptr},
+     dot_q4_K_scalar, dot_q5_K_scalar, dot_q6_K_scalar, nullptr, nullptr, nullptr},
     {nullptr, nullptr, nullptr, act_q8_0_scalar, nullptr, nullptr, nullptr, act_q8_0_scalar, nullptr, nullptr,
-     act_q8_K_scalar, nullptr, act_q8_K_scalar, nullptr, nullptr, nullptr},
+     act_q8_K_scalar, act_q8_K_scalar, act_q8_K_scalar, nullptr, nullptr, nullptr},
 };

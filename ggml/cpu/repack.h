@@ -1,6 +1,6 @@
 // ggml/cpu/repack.h — weights in an interleaved layout for MUL_MAT (internal).
 //
-// A 2-D weight matrix of a repackable type (Q4_0, Q4_K, Q6_K, Q8_0) is stored as groups of
+// A 2-D weight matrix of a repackable type (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K) is stored as groups of
 // GGML_REPACK_ROWS = 16 rows; within a group, block b of the 16 rows forms one "group block",
 // and the group blocks of a group follow each other along k. Inside a group block the codes
 // sit in 32-bit lanes, one lane per row: lane r of a 64-byte vector holds 4 consecutive
@@ -15,6 +15,9 @@
 //     d[16] f16 | dmin[16] f16 | sc[8][16] u8 | mn[4][16][2] u8 (mins 2p, 2p+1 of row r)
 //     | qs[4 chunks][8 steps][16 rows][4]: low nibble element 64 t + 4 s + b,
 //       high nibble element 64 t + 32 + 4 s + b
+//   Q5_K (256 elements, 2880 bytes = 16 x 180): Q4_K's 2368 bytes (the low 4 bits of each code)
+//     | qh[4 chunks][2 halves][16 rows][4]: bit s of byte b = fifth bit of element
+//       64 t + 32 half + 4 s + b
 //   Q6_K (256 elements, 3360 bytes = 16 x 210):
 //     d[16] f16 | sc[8][16][2] s8 (scales 2p, 2p+1 of row r, one per 16 elements)
 //     | 4 units of 64 elements (e = 64 t + 16 u + 4 s + b), each
@@ -77,6 +80,7 @@ const ggml_repack_kernels & ggml_repack_kernels_for(ggml_cpu_isa isa);
 constexpr size_t ggml_repack_q8_0_group_bytes = 544;
 constexpr size_t ggml_repack_q4_0_group_bytes = 288;
 constexpr size_t ggml_repack_q4_K_group_bytes = 2368;
+constexpr size_t ggml_repack_q5_K_group_bytes = 2880;
 constexpr size_t ggml_repack_q6_K_group_bytes = 3360;
 // Offsets inside a group block.
 constexpr size_t ggml_repack_q8_0_qs = 32;
@@ -85,6 +89,7 @@ constexpr size_t ggml_repack_q4_K_dmin = 32;
 constexpr size_t ggml_repack_q4_K_sc = 64;
 constexpr size_t ggml_repack_q4_K_mn = 192;
 constexpr size_t ggml_repack_q4_K_qs = 320;
+constexpr size_t ggml_repack_q5_K_qh = 2368;
 constexpr size_t ggml_repack_q6_K_sc = 32;
 constexpr size_t ggml_repack_q6_K_qs = 288;
 constexpr size_t ggml_repack_q6_K_unit = 768;  // bytes of one 64-element unit
