@@ -85,6 +85,41 @@ void tile_q8_0(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
     store_half<NC>(sum, y, ldy, rows);
 }
 
+// IQ4_NL: the nibbles through the (signed) codebook, then the sign trick of Q8_0.
+template <int NC>
+void tile_iq4_nl(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    __m256 sum[NC];
+    const block_q8_0 * act[NC];
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c) {
+        sum[c] = _mm256_setzero_ps();
+        act[c] = reinterpret_cast<const block_q8_0 *>(col + size_t(c) * ldb);
+    }
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    const __m256i cb = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(ggml_iq4nl_codebook)));
+    for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t * g = gb + size_t(i) * ggml_repack_q4_0_group_bytes;
+        __m256i acc[NC];
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_si256();
+#pragma GCC unroll 16
+        for (int s = 0; s < 8; ++s) {
+            const __m256i v = load_half(g + ggml_repack_q4_0_qs + 64 * (s % 4) + 32 * h);
+            const __m256i w = _mm256_shuffle_epi8(cb, _mm256_and_si256(s < 4 ? v : _mm256_srli_epi16(v, 4), low4));
+            const __m256i aw = _mm256_abs_epi8(w);
+#pragma GCC unroll 16
+            for (int c = 0; c < NC; ++c) acc[c] = dot4(acc[c], aw, _mm256_sign_epi8(bcast(act[c][i].qs + 4 * s), w));
+        }
+        const __m256 d = load_f16x8(g + 16 * h);
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) {
+            const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(_cvtsh_ss(act[c][i].d)));
+            sum[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[c]), dd, sum[c]);
+        }
+    }
+    store_half<NC>(sum, y, ldy, rows);
+}
+
 template <int NC>
 void tile_q4_0(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
     __m256 sum[NC];
@@ -305,6 +340,11 @@ void dot_q4_0_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void
     run_tiles<tile_q4_0<1>, tile_q4_0<2>, tile_q4_0<3>, tile_q4_0<4>>(k / QK4_0, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
+void dot_iq4_nl_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                     float * y, int64_t ldy) {
+    run_tiles<tile_iq4_nl<1>, tile_iq4_nl<2>, tile_iq4_nl<3>, tile_iq4_nl<4>>(k / QK4_NL, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
 void dot_q4_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                    float * y, int64_t ldy) {
     run_tiles<tile_q4_K<1>, tile_q4_K<2>, tile_q4_K<3>, tile_q4_K<4>>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
@@ -331,7 +371,7 @@ void act_q8_0_avx2(const float * x, void * y, int64_t k) {
 // Table order of mul-mat.h (see repack-scalar.cpp).
 const ggml_repack_kernels ggml_repack_kernels_avx2 = {
     {nullptr, nullptr, nullptr, dot_q4_0_avx2, nullptr, nullptr, nullptr, dot_q8_0_avx2, nullptr, nullptr,
-     dot_q4_K_avx2, dot_q5_K_avx2, dot_q6_K_avx2, nullptr, nullptr, nullptr},
+     dot_q4_K_avx2, dot_q5_K_avx2, dot_q6_K_avx2, dot_iq4_nl_avx2, nullptr, nullptr},
     {nullptr, nullptr, nullptr, act_q8_0_avx2, nullptr, nullptr, nullptr, act_q8_0_avx2, nullptr, nullptr,
-     ggml_quantize_row_q8_K_avx2, ggml_quantize_row_q8_K_avx2, ggml_quantize_row_q8_K_avx2, nullptr, nullptr, nullptr},
+     ggml_quantize_row_q8_K_avx2, ggml_quantize_row_q8_K_avx2, ggml_quantize_row_q8_K_avx2, act_q8_0_avx2, nullptr, nullptr},
 };

@@ -94,6 +94,17 @@ struct fmt_q4_0 {
     static int32_t offset(int32_t neg128_sum) { return neg128_sum / 16; }  // exact: -8 * sum a
 };
 
+// IQ4_NL: the nibbles through the codebook + 128 (u8), so the -128 * sum a offset of Q8_0.
+struct fmt_iq4_nl {
+    static constexpr size_t bytes = ggml_repack_q4_0_group_bytes;
+    static __m512i step(const uint8_t * g, int s) {
+        const __m128i cb = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i *>(ggml_iq4nl_codebook)),
+                                         _mm_set1_epi8(char(0x80)));
+        return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(cb), fmt_q4_0::step(g, s));
+    }
+    static int32_t offset(int32_t neg128_sum) { return neg128_sum; }
+};
+
 template <typename F, int NC>
 void tile_32(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
     __m512 sum[NC];
@@ -140,6 +151,11 @@ void tile_q8_0(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
 template <int NC>
 void tile_q4_0(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
     tile_32<fmt_q4_0, NC>(nb, gb, col, ldb, y, ldy, rows);
+}
+
+template <int NC>
+void tile_iq4_nl(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    tile_32<fmt_iq4_nl, NC>(nb, gb, col, ldb, y, ldy, rows);
 }
 
 // ---- Q4_K ----
@@ -340,6 +356,11 @@ void dot_q4_0_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const vo
     run_tiles<REPACK_TILES(tile_q4_0)>(k / QK4_0, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
+void dot_iq4_nl_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                       float * y, int64_t ldy) {
+    run_tiles<REPACK_TILES(tile_iq4_nl)>(k / QK4_NL, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
 void dot_q4_K_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                      float * y, int64_t ldy) {
     run_tiles<REPACK_TILES(tile_q4_K)>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
@@ -370,7 +391,8 @@ void act_q8_0_avx512(const float * x, void * y, int64_t k) {
 // Table order of mul-mat.h (see repack-scalar.cpp).
 const ggml_repack_kernels ggml_repack_kernels_avx512 = {
     {nullptr, nullptr, nullptr, dot_q4_0_avx512, nullptr, nullptr, nullptr, dot_q8_0_avx512, nullptr, nullptr,
-     dot_q4_K_avx512, dot_q5_K_avx512, dot_q6_K_avx512, nullptr, nullptr, nullptr},
+     dot_q4_K_avx512, dot_q5_K_avx512, dot_q6_K_avx512, dot_iq4_nl_avx512, nullptr, nullptr},
     {nullptr, nullptr, nullptr, act_q8_0_avx512, nullptr, nullptr, nullptr, act_q8_0_avx512, nullptr, nullptr,
-     ggml_quantize_row_q8_K_avx512, ggml_quantize_row_q8_K_avx512, ggml_quantize_row_q8_K_avx512, nullptr, nullptr, nullptr},
+     ggml_quantize_row_q8_K_avx512, ggml_quantize_row_q8_K_avx512, ggml_quantize_row_q8_K_avx512, act_q8_0_avx512, nullptr,
+     nullptr},
 };

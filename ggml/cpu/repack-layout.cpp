@@ -5,6 +5,8 @@
 
 #include "ggml/quants.h"
 
+static_assert(sizeof(block_iq4_nl) == sizeof(block_q4_0), "IQ4_NL repacks as Q4_0's bytes");
+
 #include <cstring>
 
 namespace {
@@ -360,7 +362,8 @@ using fmt_q6_K = repack_format<block_q6_K, q6_K_codes, q6_K_decode, q6_K_encode,
 size_t group_bytes_of(ggml_type t) {
     switch (t) {
         case GGML_TYPE_Q8_0: return ggml_repack_q8_0_group_bytes;
-        case GGML_TYPE_Q4_0: return ggml_repack_q4_0_group_bytes;
+        case GGML_TYPE_Q4_0:
+        case GGML_TYPE_IQ4_NL: return ggml_repack_q4_0_group_bytes;
         case GGML_TYPE_Q4_K: return ggml_repack_q4_K_group_bytes;
         case GGML_TYPE_Q5_K: return ggml_repack_q5_K_group_bytes;
         case GGML_TYPE_Q6_K: return ggml_repack_q6_K_group_bytes;
@@ -383,7 +386,8 @@ size_t ggml_repack_size(ggml_type t, int64_t k, int64_t m) {
 void ggml_repack_pack(ggml_type t, int64_t k, int64_t m, const void * src, size_t lds, void * dst) {
     switch (t) {
         case GGML_TYPE_Q8_0: fmt_q8_0::pack(k, m, src, lds, dst); break;
-        case GGML_TYPE_Q4_0: fmt_q4_0::pack(k, m, src, lds, dst); break;
+        case GGML_TYPE_Q4_0:
+        case GGML_TYPE_IQ4_NL: fmt_q4_0::pack(k, m, src, lds, dst); break;  // the same block bytes
         case GGML_TYPE_Q4_K: fmt_q4_K::pack(k, m, src, lds, dst); break;
         case GGML_TYPE_Q5_K: fmt_q5_K::pack(k, m, src, lds, dst); break;
         case GGML_TYPE_Q6_K: fmt_q6_K::pack(k, m, src, lds, dst); break;
@@ -394,7 +398,8 @@ void ggml_repack_pack(ggml_type t, int64_t k, int64_t m, const void * src, size_
 void ggml_repack_unpack(ggml_type t, int64_t k, int64_t m, const void * src, void * dst, size_t ldd) {
     switch (t) {
         case GGML_TYPE_Q8_0: fmt_q8_0::unpack(k, m, src, dst, ldd); break;
-        case GGML_TYPE_Q4_0: fmt_q4_0::unpack(k, m, src, dst, ldd); break;
+        case GGML_TYPE_Q4_0:
+        case GGML_TYPE_IQ4_NL: fmt_q4_0::unpack(k, m, src, dst, ldd); break;
         case GGML_TYPE_Q4_K: fmt_q4_K::unpack(k, m, src, dst, ldd); break;
         case GGML_TYPE_Q5_K: fmt_q5_K::unpack(k, m, src, dst, ldd); break;
         case GGML_TYPE_Q6_K: fmt_q6_K::unpack(k, m, src, dst, ldd); break;
@@ -403,7 +408,7 @@ void ggml_repack_unpack(ggml_type t, int64_t k, int64_t m, const void * src, voi
 }
 
 ggml_type ggml_repack_act_type(ggml_type t) {
-    return t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q4_0 ? GGML_TYPE_Q8_0 : GGML_TYPE_Q8_K;
+    return t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q4_0 || t == GGML_TYPE_IQ4_NL ? GGML_TYPE_Q8_0 : GGML_TYPE_Q8_K;
 }
 
 size_t ggml_repack_act_row_bytes(ggml_type t, int64_t k) {

@@ -49,8 +49,10 @@ void dot_q8_0_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const vo
     });
 }
 
-void dot_q4_0_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
-                     float * y, int64_t ldy) {
+// Q4_0 (codes q + 8, NL false) and IQ4_NL (NL: the nibbles index the codebook).
+template <bool NL>
+void dot_q4_0_like_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                          float * y, int64_t ldy) {
     const int64_t nb = k / QK4_0;
     repack_scalar_run(nr, lda, a, b, ldb, nc, y, ldy, [nb](const uint8_t * gb, int r, const uint8_t * col) {
         const block_q8_0 * act = reinterpret_cast<const block_q8_0 *>(col);
@@ -60,16 +62,28 @@ void dot_q4_0_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const vo
             const uint8_t * g = gb + size_t(i) * ggml_repack_q4_0_group_bytes;
             int32_t acc;
             std::memcpy(&acc, sums + size_t(i) * sizeof(int32_t), sizeof acc);
-            acc /= 16;  // -8 * sum of the activations: the codes are q + 8
+            acc = NL ? 0 : acc / 16;  // Q4_0: -8 * sum of the activations (the codes are q + 8)
             for (int s = 0; s < 4; ++s)
                 for (int e = 0; e < 4; ++e) {
                     const uint8_t v = g[ggml_repack_q4_0_qs + 64 * s + 4 * r + e];
-                    acc += int32_t(v & 0xF) * act[i].qs[4 * s + e] + int32_t(v >> 4) * act[i].qs[16 + 4 * s + e];
+                    const int32_t lo = NL ? ggml_iq4nl_codebook[v & 0xF] : v & 0xF;
+                    const int32_t hi = NL ? ggml_iq4nl_codebook[v >> 4] : v >> 4;
+                    acc += lo * act[i].qs[4 * s + e] + hi * act[i].qs[16 + 4 * s + e];
                 }
             sum += f16_at(g, r) * ggml_fp16_to_fp32(act[i].d) * float(acc);
         }
         return sum;
     });
+}
+
+void dot_q4_0_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                     float * y, int64_t ldy) {
+    dot_q4_0_like_scalar<false>(k, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
+void dot_iq4_nl_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                       float * y, int64_t ldy) {
+    dot_q4_0_like_scalar<true>(k, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
 // Q4_K, and Q5_K (HI: the fifth bit of each code after Q4_K's group block).
@@ -158,7 +172,7 @@ void act_q8_K_scalar(const float * x, void * y, int64_t k) {
 // Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4.
 const ggml_repack_kernels ggml_repack_kernels_scalar = {
     {nullptr, nullptr, nullptr, dot_q4_0_scalar, nullptr, nullptr, nullptr, dot_q8_0_scalar, nullptr, nullptr,
-     dot_q4_K_scalar, dot_q5_K_scalar, dot_q6_K_scalar, nullptr, nullptr, nullptr},
+     dot_q4_K_scalar, dot_q5_K_scalar, dot_q6_K_scalar, dot_iq4_nl_scalar, nullptr, nullptr},
     {nullptr, nullptr, nullptr, act_q8_0_scalar, nullptr, nullptr, nullptr, act_q8_0_scalar, nullptr, nullptr,
-     act_q8_K_scalar, act_q8_K_scalar, act_q8_K_scalar, nullptr, nullptr, nullptr},
+     act_q8_K_scalar, act_q8_K_scalar, act_q8_K_scalar, act_q8_0_scalar, nullptr, nullptr},
 };

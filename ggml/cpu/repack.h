@@ -1,6 +1,6 @@
 // ggml/cpu/repack.h — weights in an interleaved layout for MUL_MAT (internal).
 //
-// A 2-D weight matrix of a repackable type (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K) is stored as groups of
+// A 2-D weight matrix of a repackable type (Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K) is stored as groups of
 // GGML_REPACK_ROWS = 16 rows; within a group, block b of the 16 rows forms one "group block",
 // and the group blocks of a group follow each other along k. Inside a group block the codes
 // sit in 32-bit lanes, one lane per row: lane r of a 64-byte vector holds 4 consecutive
@@ -11,6 +11,7 @@
 //     d[16] f16 | qs[8 steps][16 rows][4] u8, code + 128 (element 4 * step + byte)
 //   Q4_0 (32 elements, 288 bytes = 16 x 18):
 //     d[16] f16 | qs[4 steps][16 rows][4]: low nibble element 4 s + b, high nibble 16 + 4 s + b
+//   IQ4_NL: as Q4_0 (the nibbles index ggml_iq4nl_codebook)
 //   Q4_K (256 elements, 2368 bytes = 16 x 148):
 //     d[16] f16 | dmin[16] f16 | sc[8][16] u8 | mn[4][16][2] u8 (mins 2p, 2p+1 of row r)
 //     | qs[4 chunks][8 steps][16 rows][4]: low nibble element 64 t + 4 s + b,
@@ -34,7 +35,7 @@
 // lda = ggml_repack_row_bytes(t, k), nr any count (the last group is read whole, only nr
 // rows written), b = activations from the table's act function (ggml_repack_act_row_bytes
 // bytes per column: Q8_K for the K-quants; Q8_0 blocks followed by one int32 per block,
-// -128 * sum of the block's codes, for Q8_0 and Q4_0).
+// -128 * sum of the block's codes, for Q8_0, Q4_0 and IQ4_NL).
 #pragma once
 
 #include "mul-mat.h"
