@@ -3,6 +3,11 @@
 
 #include "ggml/cpu.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+
 namespace {
 
 std::string shape_str(const int64_t * ne, int n) {
@@ -125,7 +130,47 @@ int64_t model_loader::file_ne(const std::string & name, int dim) const {
     return info->ne[dim];
 }
 
-void model_loader::bind_data() {
+// A CPU weight that only MUL_MAT reads as its first operand and that has a repacked layout:
+// 2-D matrices named *.weight, not the embeddings that GET_ROWS reads (the token embeddings
+// also when they serve as the tied output matrix).
+bool model_loader::repack_wanted(const entry & e) const {
+    if (e.t->buffer || !ggml_backend_cpu_repack_supported(e.t)) return false;
+    const model_weights & w = m_.weights_;
+    if (e.t == w.tok_embd || e.t == w.pos_embd || e.t == w.type_embd) return false;
+    const std::string & name = e.info->name;
+    const std::string suffix = ".weight";
+    return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The listed tensors in one buffer of the CPU's repack buffer type, repacked from the file's
+// bytes; with a mapped file, the pages that only those tensors used are dropped from memory.
+void model_loader::bind_repacked(const std::vector<const entry *> & list, bool mmap) {
+    ggml_backend_buffer_type_i * buft = ggml_backend_cpu_repack_buffer_type();
+    const size_t align = buft->alignment();
+    size_t total = 0;
+    for (const entry * e : list) total += (buft->alloc_size(e->t) + align - 1) / align * align;
+    ggml_backend_buffer_ptr buf = buft->alloc_buffer(total);
+    if (!buf) throw model_load_error("out of memory for the repacked weights");
+    buf->set_usage(ggml_backend_buffer_usage::weights);
+    auto * base = static_cast<uint8_t *>(buf->base());
+    size_t off = 0;
+    const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+    for (const entry * e : list) {
+        if (ggml_backend_tensor_alloc(buf.get(), e->t, base + off) != GGML_STATUS_SUCCESS) {
+            throw model_load_error("cannot place tensor '" + e->info->name + "'");
+        }
+        off += (buft->alloc_size(e->t) + align - 1) / align * align;
+        const void * src = m_.file_->tensor_data(*e->info);
+        ggml_backend_tensor_set(e->t, src, 0, e->info->size);
+        if (!mmap) continue;
+        const uintptr_t begin = (reinterpret_cast<uintptr_t>(src) + page - 1) / page * page;
+        const uintptr_t end = (reinterpret_cast<uintptr_t>(src) + e->info->size) / page * page;
+        if (end > begin) madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+    }
+    m_.buffers_.push_back(std::move(buf));
+}
+
+void model_loader::bind_data(const bind_options & opt) {
     const gguf_file & f = *m_.file_;
     if (!f.has_tensor_data()) throw model_load_error("the file's tensor data cannot be read");
     // The CPU buffer spans the file's whole data section: tensors point into it, no copy.
@@ -147,7 +192,12 @@ void model_loader::bind_data() {
         buf->set_usage(ggml_backend_buffer_usage::weights);
         m_.buffers_.push_back(std::move(buf));
     }
+    std::vector<const entry *> repacked;
     for (const entry & e : infos_) {
+        if (opt.repack && repack_wanted(e)) {
+            repacked.push_back(&e);
+            continue;
+        }
         const void * src = f.tensor_data(*e.info);
         if (e.t->buffer) {  // device tensor: allocated above, copy the bytes
             ggml_backend_tensor_set(e.t, src, 0, e.info->size);
@@ -155,6 +205,7 @@ void model_loader::bind_data() {
             throw model_load_error("cannot place tensor '" + e.info->name + "'");
         }
     }
+    if (!repacked.empty()) bind_repacked(repacked, opt.mmap);
     if (cpu_buf) m_.buffers_.push_back(std::move(cpu_buf));
 }
 

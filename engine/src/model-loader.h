@@ -7,7 +7,8 @@
 //   model_loader loader(m, pl, gpus);              // pass 2: tensors on their devices
 //   def->create_tensors(loader, m.hparams_, m.weights_);
 //   loader.report_unused();
-//   loader.bind_data();                            // CPU: in place in the file; GPUs: copied
+//   loader.bind_data({.repack = true, .mmap = true}); // CPU: in place in the file, or repacked
+//                                                     // (mul_mat weights); GPUs: copied
 #pragma once
 
 #include "engine/model.h"
@@ -31,7 +32,11 @@ public:
     int64_t file_ne(const std::string & name, int dim) const override;
 
     const layer_bytes & bytes() const { return bytes_; }
-    void bind_data();
+    struct bind_options {
+        bool repack = true;  // CPU mul_mat weights of a repackable type into the CPU's repack buffer
+        bool mmap = true;    // the file is mapped: the pages of repacked tensors are given back
+    };
+    void bind_data(const bind_options & opt);
     void report_unused();
 
 private:
@@ -43,6 +48,8 @@ private:
     int device_of(int il) const;        // index into the GPU contexts, -1 for the CPU
     ggml_context * context_for(int il);
     void count(int il, const gguf_tensor_info & info);
+    bool repack_wanted(const entry & e) const;
+    void bind_repacked(const std::vector<const entry *> & list, bool mmap);
 
     model & m_;
     bool measuring_;

@@ -8,6 +8,7 @@
 #include "models/arch.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cinttypes>
 #include <sstream>
 
@@ -34,6 +35,12 @@ std::vector<ggml_backend_device_i *> gpu_devices_of(const model_params & p, ggml
         if (reg.device(i)->type() == ggml_backend_dev_type::gpu) out.push_back(reg.device(i));
     }
     return out;
+}
+
+// INFERD_NO_REPACK set to anything but "" or "0".
+bool repack_disabled_by_env() {
+    const char * v = std::getenv("INFERD_NO_REPACK");
+    return v && *v && std::string(v) != "0";
 }
 
 }  // namespace
@@ -74,7 +81,10 @@ void model::place_and_load(model & m, const llm_arch_def & def, const model_para
     def.create_tensors(loader, m.hparams_, m.weights_);
     if (m.weights_.cls_out) m.hparams_.n_cls_out = uint32_t(m.weights_.cls_out->ne[1]);
     loader.report_unused();
-    loader.bind_data();
+    model_loader::bind_options bo;
+    bo.repack = params.repack && gpus.empty() && !repack_disabled_by_env();
+    bo.mmap = params.use_mmap;
+    loader.bind_data(bo);
 }
 
 std::unique_ptr<model> model::load(const std::string & path, const model_params & params) {

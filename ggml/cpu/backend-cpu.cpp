@@ -107,6 +107,17 @@ bool read_meminfo(size_t * available, size_t * total) {
     return true;
 }
 
+// Nothing but MUL_MAT reads the repacked layout, and only as its first operand; no view of a
+// repacked tensor is read at all.
+bool cpu_repacked_sources_ok(const ggml_tensor * op) {
+    for (const ggml_tensor * s : op->src) {
+        if (!s) continue;
+        if (ggml_backend_cpu_tensor_is_repacked(s) && !(op->op == GGML_OP_MUL_MAT && s == op->src[0])) return false;
+        if (s->view_src && ggml_backend_cpu_tensor_is_repacked(s->view_src)) return false;
+    }
+    return true;
+}
+
 class cpu_device final : public ggml_backend_device_i {
 public:
     cpu_device() : buft_(this), description_(read_cpu_model()) {}
@@ -123,15 +134,18 @@ public:
     ggml_backend_dev_type type() const override { return ggml_backend_dev_type::cpu; }
     ggml_backend_ptr init_backend() override { return ggml_backend_cpu_init({}); }
     ggml_backend_buffer_type_i * buffer_type() override { return &buft_; }
+    // Sources in host memory, and repacked weights as the first operand of MUL_MAT.
     bool supports_op(const ggml_tensor * op) const override {
         for (const ggml_tensor * s : op->src) {
             if (!s) continue;
             const ggml_backend_buffer_i * b = s->view_src ? s->view_src->buffer : s->buffer;
-            if (b && !b->is_host()) return false;
+            if (b && !b->is_host() && b->buffer_type() != ggml_backend_cpu_repack_buffer_type()) return false;
         }
-        return ggml_cpu_supports_op(op);
+        return cpu_repacked_sources_ok(op) && ggml_cpu_supports_op(op);
     }
-    bool supports_buft(const ggml_backend_buffer_type_i * buft) const override { return buft->is_host(); }
+    bool supports_buft(const ggml_backend_buffer_type_i * buft) const override {
+        return buft->is_host() || buft == ggml_backend_cpu_repack_buffer_type();
+    }
 
 private:
     cpu_buffer_type buft_;
@@ -251,7 +265,7 @@ ggml_status cpu_backend::graph_compute(ggml_cgraph * gf) {
         ggml_tensor * node = gf->nodes[i];
         if (ggml_op_is_metadata(node->op) || ggml_nelements(node) == 0) continue;
         if (!node->data) return GGML_STATUS_FAILED;  // not allocated
-        if (!ggml_cpu_supports_op(node)) return GGML_STATUS_FAILED;
+        if (!ggml_cpu_supports_op(node) || !cpu_repacked_sources_ok(node)) return GGML_STATUS_FAILED;
         // A node runs on one thread or on all of them: a kernel's p.barrier() is then either a
         // no-op or the run's own barrier, never a barrier of a subset (which would mix with
         // the end-of-node barrier of the threads that skip the node).

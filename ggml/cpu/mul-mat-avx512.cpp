@@ -396,5 +396,8 @@ extern const ggml_mul_mat_kernels ggml_mul_mat_kernels_avx512 = {
     /*gemm_nr*/ k_nr,
     /*gemm_mc*/ k_mc,
     /*gemm_scratch*/ size_t(k_mc) * size_t(k_kc) * sizeof(float),
-    /*gemm_min_n*/ 8,
+    // the GEMM converts each job's rows of a into F32 panels once: with fewer columns the dot
+    // kernel (4 rows x 4 columns per tile, the rows reread from L1) does less work per column
+    // (measured on F32, F16 and BF16 weights 4096 x 4096: dot faster up to 32 columns).
+    /*gemm_min_n*/ 64,
 };

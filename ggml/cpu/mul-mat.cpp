@@ -8,9 +8,12 @@
 //      dot kernel (mat-vec, few columns, and every column count of quantized weights, whose
 //      kernels tile rows x columns in registers themselves), or (row block of a, run of B
 //      panels) tiles for the GEMM.
-// The kernels of the backend's ISA come from the tables in mul-mat.h.
+// The kernels of the backend's ISA come from the tables in mul-mat.h; weights held in the
+// CPU's repack buffer type take the dot path with the repacked kernels of repack.h for every
+// column count (their tiles amortize each weight load over up to 8 columns).
 #include "mul-mat.h"
 #include "mul-mat-plan.h"
+#include "repack.h"
 
 #include "convert.h"
 #include "ops.h"
@@ -43,7 +46,9 @@ namespace {
 // What one node does with one kernel table, and where it keeps things in the work buffer.
 struct mul_mat_plan {
     const ggml_mul_mat_kernels * kt = nullptr;
+    const ggml_repack_kernels * rk = nullptr;  // set: a is repacked, its dot kernel comes from here
     int ti = 0;                // weight type index
+    size_t lda = 0;            // bytes per row of a in its layout
     int64_t k = 0, m = 0, n = 0;
     int64_t ne12 = 1, ne13 = 1, r2 = 1, r3 = 1;  // b's batches; a repeats r2 x r3 times
     bool gemm = false;
@@ -74,11 +79,27 @@ ggml_from_float_fn ggml_mul_mat_from_f32(const ggml_mul_mat_kernels & kt, int ti
 
 namespace {
 
-mul_mat_plan mul_mat_make_plan(const ggml_tensor * dst, const ggml_mul_mat_kernels & kt) {
+// Dot path on repacked weights: the activations quantized (and, for Q8_0, summed) per column.
+void mul_mat_plan_repacked(mul_mat_plan & pl, const ggml_tensor * a, const ggml_repack_kernels & rk) {
+    pl.rk = &rk;
+    pl.lda = ggml_repack_row_bytes(a->type, pl.k);
+    pl.vt = ggml_repack_act_type(a->type);
+    pl.convert = true;
+    pl.from_f32 = rk.act[pl.ti];
+    pl.row_bytes = align_up(ggml_repack_act_row_bytes(a->type, pl.k), k_align);
+    pl.b_bytes = pl.row_bytes * size_t(pl.n * mul_mat_n_batches(pl));
+    pl.thread_bytes = align_up(size_t(pl.k) * sizeof(float), k_align);
+    pl.job_cols = std::min(pl.n, k_job_cols);
+    pl.job_rows = int64_t(k_job_weight_bytes / std::max<size_t>(1, pl.lda)) / 16 * 16;
+    pl.job_rows = std::max<int64_t>(16, pl.job_rows);
+}
+
+mul_mat_plan mul_mat_make_plan(const ggml_tensor * dst, const ggml_mul_mat_kernels & kt, const ggml_repack_kernels & rk) {
     const ggml_tensor * a = dst->src[0];
     const ggml_tensor * b = dst->src[1];
     mul_mat_plan pl;
     pl.kt = &kt;
+    pl.lda = a->nb[1];
     pl.ti = ggml_mul_mat_type_index(a->type);
     pl.k = a->ne[0];
     pl.m = a->ne[1];
@@ -87,6 +108,11 @@ mul_mat_plan mul_mat_make_plan(const ggml_tensor * dst, const ggml_mul_mat_kerne
     pl.ne13 = b->ne[3];
     pl.r2 = b->ne[2] / a->ne[2];
     pl.r3 = b->ne[3] / a->ne[3];
+    if (ggml_backend_cpu_tensor_is_repacked(a) && rk.dot[pl.ti]) {
+        mul_mat_plan_repacked(pl, a, rk);
+        pl.thread_bytes = align_up(pl.thread_bytes, k_align);
+        return pl;
+    }
     // the GEMM pads a to its 32-row (16-row) tiles: with fewer rows the dot kernel wastes less
     pl.gemm = kt.gemm[pl.ti] != nullptr && pl.n >= kt.gemm_min_n && pl.m >= 16;
     const size_t row_f32 = align_up(size_t(pl.k) * sizeof(float), k_align);
@@ -233,7 +259,7 @@ void mul_mat_run_dot(const ggml_compute_params & p, const mul_mat_plan & pl, ggm
     int64_t rows = int64_t(align_up(size_t(ceil_div(pl.m, chunks_per_batch)), 16));
     if (pl.job_rows > 0) rows = std::min(rows, pl.job_rows);
     const int64_t n_row_chunks = ceil_div(pl.m, rows);
-    const ggml_mul_mat_dot_fn dot = pl.kt->dot[pl.ti];
+    const ggml_mul_mat_dot_fn dot = pl.rk ? pl.rk->dot[pl.ti] : pl.kt->dot[pl.ti];
     const int64_t ldy = int64_t(dst->nb[1] / sizeof(float));
     const int64_t jobs_per_batch = n_row_chunks * n_col_chunks;
     ggml_cpu_parallel_for(p, n_batches * jobs_per_batch, 1, [&](int64_t begin, int64_t end) {
@@ -250,7 +276,7 @@ void mul_mat_run_dot(const ggml_compute_params & p, const mul_mat_plan & pl, ggm
                 pb = static_cast<const char *>(b->data) + (bi % pl.ne12) * b->nb[2] + (bi / pl.ne12) * b->nb[3];
                 ldb = b->nb[1];
             }
-            dot(pl.k, mul_mat_a_batch(a, pl, bi) + r0 * a->nb[1], a->nb[1], nr, pb + size_t(c0) * ldb, ldb, nc,
+            dot(pl.k, mul_mat_a_batch(a, pl, bi) + size_t(r0) * pl.lda, pl.lda, nr, pb + size_t(c0) * ldb, ldb, nc,
                 mul_mat_dst_batch(dst, pl, bi) + c0 * ldy + r0, ldy);
         }
     }, 1);
@@ -352,9 +378,9 @@ size_t ggml_cpu_mul_mat_work_size(const ggml_tensor * dst, int n_threads) {
     if (!ggml_cpu_mul_mat_supported(dst)) return 0;
     // the ISA is not known here: enough for whichever path runs
     size_t bytes = 0;
-    for (const ggml_mul_mat_kernels * kt :
-         {&ggml_mul_mat_kernels_scalar, &ggml_mul_mat_kernels_avx2, &ggml_mul_mat_kernels_avx512}) {
-        bytes = std::max(bytes, mul_mat_plan_bytes(mul_mat_make_plan(dst, *kt), std::max(1, n_threads)));
+    for (const ggml_cpu_isa isa : {ggml_cpu_isa::scalar, ggml_cpu_isa::avx2, ggml_cpu_isa::avx512}) {
+        const mul_mat_plan pl = mul_mat_make_plan(dst, ggml_mul_mat_kernels_for(isa), ggml_repack_kernels_for(isa));
+        bytes = std::max(bytes, mul_mat_plan_bytes(pl, std::max(1, n_threads)));
     }
     return bytes;
 }
@@ -365,7 +391,7 @@ void ggml_cpu_op_mul_mat(const ggml_compute_params & p, ggml_tensor * dst) {
         mul_mat_zero(p, dst);
         return;
     }
-    const mul_mat_plan pl = mul_mat_make_plan(dst, ggml_mul_mat_kernels_for(p.isa));
+    const mul_mat_plan pl = mul_mat_make_plan(dst, ggml_mul_mat_kernels_for(p.isa), ggml_repack_kernels_for(p.isa));
     const mul_mat_work w = mul_mat_work_layout(p, pl);
     if (pl.gemm) {
         mul_mat_pack_panels(p, pl, dst->src[1], w);

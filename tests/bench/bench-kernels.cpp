@@ -13,6 +13,8 @@
 //                         threads measured just before and after (the bandwidth a VM gets drifts
 //                         with its neighbours), and bw_ratio = GB/s / probe_GB/s.
 //   mat_vec_warm/...      the same matrix every time (cache-resident where it fits).
+//   Weights of the types with a repacked layout (Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K) sit in the CPU's repack
+//   buffer type, as the engine loads them; INFERD_NO_REPACK=1 keeps them in a plain CPU buffer.
 //   mat_mat/...           N > 1 (prompt processing): GFLOP/s (for quantized weights: GOP/s,
 //                         2 * M * K * N integer and float operations per second alike).
 // Arguments of mat_*: type (the ggml_type id: 0 F32, 1 F16, 30 BF16, 2 Q4_0, 3 Q4_1, 6 Q5_0,
@@ -38,6 +40,9 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -74,8 +79,8 @@ struct mm_setup {
     ggml_type type = GGML_TYPE_F32;
     int64_t m = 0, k = 0, n = 0;
     int n_copies = 0;
-    ggml_context_ptr ctx;
-    ggml_backend_buffer_ptr buf;
+    ggml_context_ptr ctx, ctx_w;          // activations and results; weights
+    ggml_backend_buffer_ptr buf, buf_w;
     std::vector<ggml_cgraph *> graphs;
 
     bool same(ggml_type t, int64_t m_, int64_t k_, int64_t n_, int c) const {
@@ -101,9 +106,18 @@ void fill_tensor(ggml_tensor * t, uint64_t seed) {
     const int64_t block_rows = std::min<int64_t>(t->ne[1], 64);
     const std::vector<uint8_t> block = random_row(t->type, t->ne[0] * block_rows, seed);
     const size_t total = ggml_nbytes(t);
+    std::vector<uint8_t> whole(total);  // one set_tensor: a repack buffer repacks whole tensors
     for (size_t off = 0; off < total; off += block.size()) {
-        ggml_backend_tensor_set(t, block.data(), off, std::min(block.size(), total - off));
+        std::memcpy(whole.data() + off, block.data(), std::min(block.size(), total - off));
     }
+    ggml_backend_tensor_set(t, whole.data(), 0, total);
+}
+
+// The weights' buffer type: the CPU's repack buffer type unless INFERD_NO_REPACK=1.
+ggml_backend_buffer_type_i * weight_buffer_type() {
+    const char * v = std::getenv("INFERD_NO_REPACK");
+    const bool off = v && *v && std::string(v) != "0";
+    return off ? ggml_backend_cpu_buffer_type() : ggml_backend_cpu_repack_buffer_type();
 }
 
 mm_setup & setup_for(ggml_type t, int64_t m, int64_t k, int64_t n, int n_copies) {
@@ -119,10 +133,11 @@ mm_setup & setup_for(ggml_type t, int64_t m, int64_t k, int64_t n, int n_copies)
     ip.mem_size = size_t(2 * n_copies + 1) * ggml_tensor_overhead() + size_t(n_copies) * ggml_graph_overhead();
     ip.no_alloc = true;
     s.ctx.reset(ggml_init(ip));
+    s.ctx_w.reset(ggml_init(ip));
     ggml_tensor * x = ggml_new_tensor_2d(s.ctx.get(), GGML_TYPE_F32, k, n);  // [K, N]
     std::vector<ggml_tensor *> ws;
     for (int i = 0; i < n_copies; ++i) {
-        ggml_tensor * w = ggml_new_tensor_2d(s.ctx.get(), t, k, m);  // [K, M]
+        ggml_tensor * w = ggml_new_tensor_2d(s.ctx_w.get(), t, k, m);  // [K, M]
         ggml_tensor * y = ggml_mul_mat(s.ctx.get(), w, x);             // [M, N]
         ggml_set_output(y);
         ggml_cgraph * gf = ggml_new_graph(s.ctx.get());
@@ -131,7 +146,11 @@ mm_setup & setup_for(ggml_type t, int64_t m, int64_t k, int64_t n, int n_copies)
         ws.push_back(w);
     }
     s.buf = ggml_backend_alloc_ctx_tensors(s.ctx.get(), ggml_backend_cpu_buffer_type());
-    if (!s.buf) return s;
+    s.buf_w = ggml_backend_alloc_ctx_tensors(s.ctx_w.get(), weight_buffer_type());
+    if (!s.buf || !s.buf_w) {
+        s.buf.reset();
+        return s;
+    }
     fill_tensor(x, 1);
     for (size_t i = 0; i < ws.size(); ++i) fill_tensor(ws[i], 100 + i);
     return s;
@@ -204,8 +223,8 @@ struct moe_shape {
 // Copies of the layer (as [K, M, n_expert]), each with its own ids [n_used, n_t]; one b.
 struct moe_setup {
     moe_shape shape;
-    ggml_context_ptr ctx;
-    ggml_backend_buffer_ptr buf;
+    ggml_context_ptr ctx, ctx_w;          // activations and results; weights
+    ggml_backend_buffer_ptr buf, buf_w;
     std::vector<ggml_cgraph *> graphs;
     std::vector<ggml_tensor *> ids;
 };
@@ -337,6 +356,11 @@ void args_mat_vec(benchmark::internal::Benchmark * b) {
             for (int64_t nth : {1, 2}) b->Args({t, s[0], s[1], s[2], nth});
     for (int64_t t : k_quant_types)
         for (int64_t nth : {1, 2}) b->Args({t, 4096, 4096, 1, nth});
+    // few columns (several sequences generating together)
+    for (int64_t t : k_types)
+        for (int64_t n : {8, 16, 32}) b->Args({t, 4096, 4096, n, 1});
+    for (int64_t t : k_quant_types)
+        for (int64_t n : {2, 8, 16}) b->Args({t, 4096, 4096, n, 1});
 }
 
 void args_mat_mat(benchmark::internal::Benchmark * b) {

@@ -4,11 +4,14 @@
 #include "engine/context.h"
 #include "engine/model.h"
 #include "engine/reference-data.h"
+#include "ggml/backend.h"
+#include "ggml/cpu.h"
 #include "ggml/gguf.h"
 #include "testdata.h"
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <functional>
 
@@ -87,7 +90,9 @@ TEST(model_load, file_type_names) {
 
 TEST(model_load, cpu_weights_point_into_the_mapped_file) {
     INFERD_REQUIRE_TESTDATA(dir);
-    auto m = model::load(dir + "/models/tiny-llama-q8_0.gguf", {});
+    model_params mp;
+    mp.repack = false;
+    auto m = model::load(dir + "/models/tiny-llama-q8_0.gguf", mp);
     const gguf_tensor_info * info = m->file().find_tensor("blk.2.ffn_down.weight");
     ASSERT_NE(info, nullptr);
     EXPECT_EQ(m->weights().layers[2].ffn_down->data, m->file().tensor_data(*info));
@@ -95,6 +100,26 @@ TEST(model_load, cpu_weights_point_into_the_mapped_file) {
     for (const gguf_tensor_info & t : m->file().tensors()) bytes += t.size, params += uint64_t(t.n_elements);
     EXPECT_EQ(m->n_weight_bytes(), bytes);
     EXPECT_EQ(m->n_params(), params);
+}
+
+// With repacking (the default), the mul_mat weights of a repackable type live repacked in the
+// CPU's repack buffer and read back as the file's bytes; the token embeddings (read by
+// get_rows) stay in the file.
+TEST(model_load, cpu_mul_mat_weights_repacked) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    for (const char * file : {"tiny-llama-q8_0", "tiny-llama-q4_k_m", "tiny-llama-q6_k"}) {
+        auto m = model::load(dir + "/models/" + file + ".gguf", {});
+        const ggml_tensor * w = m->weights().layers[1].ffn_down;
+        const gguf_tensor_info * info = m->file().find_tensor("blk.1.ffn_down.weight");
+        ASSERT_NE(info, nullptr);
+        if (!ggml_backend_cpu_repack_supported(w)) continue;
+        EXPECT_TRUE(ggml_backend_cpu_tensor_is_repacked(w)) << file;
+        std::vector<uint8_t> bytes(info->size);
+        ggml_backend_tensor_get(w, bytes.data(), 0, bytes.size());
+        EXPECT_EQ(std::memcmp(bytes.data(), m->file().tensor_data(*info), bytes.size()), 0) << file;
+        const ggml_tensor * embd = m->weights().tok_embd;
+        EXPECT_EQ(embd->data, m->file().tensor_data(*m->file().find_tensor("token_embd.weight"))) << file;
+    }
 }
 
 TEST(model_load, errors_name_the_problem) {

@@ -40,6 +40,21 @@ std::unique_ptr<ggml_backend_reg_i> ggml_backend_cpu_reg();
 // The host-memory buffer type of the CPU device (lives for the whole program).
 ggml_backend_buffer_type_i * ggml_backend_cpu_buffer_type();
 
+// Weights in the interleaved layout of the CPU's MUL_MAT kernels (ggml/cpu/repack.h), for
+// 2-D matrices used only as the first operand of MUL_MAT:
+//   ggml_backend_buffer_ptr buf = ggml_backend_alloc_ctx_tensors(ctx, ggml_backend_cpu_repack_buffer_type());
+//   ggml_backend_tensor_set(w, file_bytes, 0, ggml_nbytes(w));   // repacked here, whole tensors only
+//   ggml_backend_tensor_get(w, out, 0, ggml_nbytes(w));          // the original bytes again
+// Tensors that ggml_backend_cpu_repack_supported rejects are stored as they are. The buffer
+// type is not "host": nothing reads such tensors in place except the CPU's MUL_MAT (the CPU
+// device's supports_op says so), and copies to other backends go through get_tensor.
+ggml_backend_buffer_type_i * ggml_backend_cpu_repack_buffer_type();
+// True when t (not a view) would be repacked in that buffer type: a repackable weight type
+// (Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K), 2-D, contiguous.
+bool ggml_backend_cpu_repack_supported(const ggml_tensor * t);
+// True when t lives repacked in a buffer of that type.
+bool ggml_backend_cpu_tensor_is_repacked(const ggml_tensor * t);
+
 // A CPU buffer over memory the caller owns (an mmapped model file: weights used in place, no
 // copy). The memory must outlive the buffer and is never freed by it; tensors placed in it
 // with ggml_backend_tensor_alloc must not be written when the memory is read-only.

@@ -1,0 +1,377 @@
+// Repacked-weight dot kernels, AVX2 + FMA + F16C: one ymm lane per row, a 16-row group of
+// repack.h taken as two halves of 8 rows (the low and high 32 bytes of each code vector).
+// A code vector is unpacked once and multiplied with up to 4 activation columns; u8 x s8
+// products go through VPMADDUBSW (no saturation: 4- and 6-bit codes, and |w| for Q8_0 with
+// the sign moved onto the activations) and VPMADDWD into int32 lanes.
+#include "repack.h"
+
+#include "quant-dot.h"
+
+#include "ggml/quants.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace {
+
+constexpr int k_max_cols = 4;
+
+inline int32_t load_i32(const void * p) {
+    int32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+inline __m256 load_f16x8(const uint8_t * p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+}
+
+inline __m256i load_half(const uint8_t * p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)); }
+
+// acc + the 4-element dot products of u8 codes w with s8 activations a, per 32-bit lane.
+inline __m256i dot4(__m256i acc, __m256i w, __m256i a) {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(w, a), _mm256_set1_epi16(1)));
+}
+
+inline __m256i bcast(const void * p) { return _mm256_set1_epi32(load_i32(p)); }
+
+template <int NC>
+void store_half(const __m256 * sum, float * y, int64_t ldy, int rows) {
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c) {
+        if (rows >= 8) {
+            _mm256_storeu_ps(y + c * ldy, sum[c]);
+        } else {
+            float tmp[8];
+            _mm256_storeu_ps(tmp, sum[c]);
+            std::memcpy(y + c * ldy, tmp, size_t(rows) * sizeof(float));
+        }
+    }
+}
+
+// Each tile computes rows 8h … 8h+7 of a group (h = 0, 1); `rows` of them are written.
+
+template <int NC>
+void tile_q8_0(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    __m256 sum[NC];
+    const block_q8_0 * act[NC];
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c) {
+        sum[c] = _mm256_setzero_ps();
+        act[c] = reinterpret_cast<const block_q8_0 *>(col + size_t(c) * ldb);
+    }
+    const __m256i bias = _mm256_set1_epi8(char(0x80));
+    for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t * g = gb + size_t(i) * ggml_repack_q8_0_group_bytes;
+        __m256i acc[NC];
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_si256();
+#pragma GCC unroll 16
+        for (int s = 0; s < 8; ++s) {
+            const __m256i w = _mm256_xor_si256(load_half(g + ggml_repack_q8_0_qs + 64 * s + 32 * h), bias);
+            const __m256i aw = _mm256_abs_epi8(w);
+#pragma GCC unroll 16
+            for (int c = 0; c < NC; ++c) acc[c] = dot4(acc[c], aw, _mm256_sign_epi8(bcast(act[c][i].qs + 4 * s), w));
+        }
+        const __m256 d = load_f16x8(g + 16 * h);
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) {
+            const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(_cvtsh_ss(act[c][i].d)));
+            sum[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[c]), dd, sum[c]);
+        }
+    }
+    store_half<NC>(sum, y, ldy, rows);
+}
+
+// IQ4_NL: the nibbles through the (signed) codebook, then the sign trick of Q8_0.
+template <int NC>
+void tile_iq4_nl(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    __m256 sum[NC];
+    const block_q8_0 * act[NC];
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c) {
+        sum[c] = _mm256_setzero_ps();
+        act[c] = reinterpret_cast<const block_q8_0 *>(col + size_t(c) * ldb);
+    }
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    const __m256i cb = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(ggml_iq4nl_codebook)));
+    for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t * g = gb + size_t(i) * ggml_repack_q4_0_group_bytes;
+        __m256i acc[NC];
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_si256();
+#pragma GCC unroll 16
+        for (int s = 0; s < 8; ++s) {
+            const __m256i v = load_half(g + ggml_repack_q4_0_qs + 64 * (s % 4) + 32 * h);
+            const __m256i w = _mm256_shuffle_epi8(cb, _mm256_and_si256(s < 4 ? v : _mm256_srli_epi16(v, 4), low4));
+            const __m256i aw = _mm256_abs_epi8(w);
+#pragma GCC unroll 16
+            for (int c = 0; c < NC; ++c) acc[c] = dot4(acc[c], aw, _mm256_sign_epi8(bcast(act[c][i].qs + 4 * s), w));
+        }
+        const __m256 d = load_f16x8(g + 16 * h);
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) {
+            const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(_cvtsh_ss(act[c][i].d)));
+            sum[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[c]), dd, sum[c]);
+        }
+    }
+    store_half<NC>(sum, y, ldy, rows);
+}
+
+template <int NC>
+void tile_q4_0(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    __m256 sum[NC];
+    const block_q8_0 * act[NC];
+    const uint8_t * sums[NC];
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c) {
+        sum[c] = _mm256_setzero_ps();
+        act[c] = reinterpret_cast<const block_q8_0 *>(col + size_t(c) * ldb);
+        sums[c] = col + size_t(c) * ldb + size_t(nb) * sizeof(block_q8_0);
+    }
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t * g = gb + size_t(i) * ggml_repack_q4_0_group_bytes;
+        __m256i acc[NC];
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) acc[c] = _mm256_set1_epi32(load_i32(sums[c] + 4 * i) / 16);  // -8 * sum a
+#pragma GCC unroll 16
+        for (int s = 0; s < 8; ++s) {
+            const __m256i v = load_half(g + ggml_repack_q4_0_qs + 64 * (s % 4) + 32 * h);
+            const __m256i w = _mm256_and_si256(s < 4 ? v : _mm256_srli_epi16(v, 4), low4);
+#pragma GCC unroll 16
+            for (int c = 0; c < NC; ++c) acc[c] = dot4(acc[c], w, bcast(act[c][i].qs + 4 * s));
+        }
+        const __m256 d = load_f16x8(g + 16 * h);
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) {
+            const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(_cvtsh_ss(act[c][i].d)));
+            sum[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[c]), dd, sum[c]);
+        }
+    }
+    store_half<NC>(sum, y, ldy, rows);
+}
+
+// Q4_K, and with HI Q5_K: the fifth bits (bit s of each byte for step s) merged in as bit 4.
+template <int NC, bool HI = false>
+void tile_q4_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    constexpr size_t group_bytes = HI ? ggml_repack_q5_K_group_bytes : ggml_repack_q4_K_group_bytes;
+    constexpr int flush = HI ? 4 : 8;  // steps whose 16-bit sums cannot overflow
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    __m256 sum[NC];
+    const block_q8_K * act[NC];
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c) {
+        sum[c] = _mm256_setzero_ps();
+        act[c] = reinterpret_cast<const block_q8_K *>(col + size_t(c) * ldb);
+    }
+    for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t * g = gb + size_t(i) * group_bytes;
+        // sum_j sc_j * dot_j, exact: VPMADDUBSW pairs summed in 16 bits over `flush` steps (at
+        // most 8 * 2 * 15 * 127 = 30480 for Q4_K, 4 * 2 * 31 * 127 = 31496 for Q5_K), then
+        // VPMADDWD with (sc, sc)
+        __m256i part[NC];
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) part[c] = _mm256_setzero_si256();
+        for (int t = 0; t < 4; ++t)
+#pragma GCC unroll 2
+        for (int nib = 0; nib < 2; ++nib) {
+            const int j = 2 * t + nib;  // sub-block
+            const uint8_t * qs = g + ggml_repack_q4_K_qs + 512 * t + 32 * h;
+            const __m128i sc8 = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(g + ggml_repack_q4_K_sc + 16 * j + 8 * h));
+            const __m256i sc = _mm256_cvtepu8_epi32(sc8);
+            const __m256i sc_pair = _mm256_or_si256(sc, _mm256_slli_epi32(sc, 16));
+            __m256i acc[NC];
+#pragma GCC unroll 16
+            for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_si256();
+#pragma GCC unroll 16
+            for (int s = 0; s < 8; ++s) {
+                __m256i w = load_half(qs + 64 * s);
+                w = _mm256_and_si256(nib ? _mm256_srli_epi16(w, 4) : w, low4);
+                if constexpr (HI) {
+                    const __m256i hv = load_half(g + ggml_repack_q5_K_qh + 128 * t + 64 * nib + 32 * h);
+                    const __m256i hb = s < 4 ? _mm256_slli_epi16(hv, 4 - s) : _mm256_srli_epi16(hv, s - 4);
+                    w = _mm256_or_si256(w, _mm256_and_si256(hb, _mm256_set1_epi8(0x10)));
+                }
+#pragma GCC unroll 16
+                for (int c = 0; c < NC; ++c) {
+                    acc[c] = _mm256_add_epi16(acc[c], _mm256_maddubs_epi16(w, bcast(act[c][i].qs + 32 * j + 4 * s)));
+                }
+                if ((s + 1) % flush == 0) {
+#pragma GCC unroll 16
+                    for (int c = 0; c < NC; ++c) {
+                        part[c] = _mm256_add_epi32(part[c], _mm256_madd_epi16(acc[c], sc_pair));
+                        acc[c] = _mm256_setzero_si256();
+                    }
+                }
+            }
+        }
+        __m256i macc[NC];
+        int32_t pairs[NC][4];
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) {
+            const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i *>(act[c][i].bsums));
+            const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i *>(act[c][i].bsums + 8));
+            _mm_storeu_si128(reinterpret_cast<__m128i *>(pairs[c]), _mm_hadd_epi16(lo, hi));
+            macc[c] = _mm256_setzero_si256();
+        }
+#pragma GCC unroll 16
+        for (int p = 0; p < 4; ++p) {
+            const __m256i mn = _mm256_cvtepu8_epi16(
+                _mm_loadu_si128(reinterpret_cast<const __m128i *>(g + ggml_repack_q4_K_mn + 32 * p + 16 * h)));
+#pragma GCC unroll 16
+            for (int c = 0; c < NC; ++c) macc[c] = _mm256_add_epi32(macc[c], _mm256_madd_epi16(mn, _mm256_set1_epi32(pairs[c][p])));
+        }
+        const __m256 d = load_f16x8(g + 16 * h);
+        const __m256 dmin = load_f16x8(g + ggml_repack_q4_K_dmin + 16 * h);
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) {
+            const __m256 t = _mm256_fmsub_ps(d, _mm256_cvtepi32_ps(part[c]), _mm256_mul_ps(dmin, _mm256_cvtepi32_ps(macc[c])));
+            sum[c] = _mm256_fmadd_ps(t, _mm256_set1_ps(act[c][i].d), sum[c]);
+        }
+    }
+    store_half<NC>(sum, y, ldy, rows);
+}
+
+inline __m256i q6_K_codes(const uint8_t * unit, int h, int u, int s) {
+    const __m256i lo_v = load_half(unit + 64 * (4 * (u % 2) + s) + 32 * h);
+    const __m256i hi_v = load_half(unit + 512 + 64 * s + 32 * h);
+    const __m256i lo = _mm256_and_si256(u < 2 ? lo_v : _mm256_srli_epi16(lo_v, 4), _mm256_set1_epi8(0x0F));
+    __m256i hi;
+    switch (u) {
+        case 0: hi = _mm256_slli_epi16(hi_v, 4); break;
+        case 1: hi = _mm256_slli_epi16(hi_v, 2); break;
+        case 2: hi = hi_v; break;
+        default: hi = _mm256_srli_epi16(hi_v, 2); break;
+    }
+    return _mm256_or_si256(lo, _mm256_and_si256(hi, _mm256_set1_epi8(0x30)));
+}
+
+inline __m256i q6_K_scale_pairs(const uint8_t * g, int h, int p) {
+    return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(g + ggml_repack_q6_K_sc + 32 * p + 16 * h)));
+}
+
+template <int NC>
+void tile_q6_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    __m256 sum[NC];
+    const block_q8_K * act[NC];
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c) {
+        sum[c] = _mm256_setzero_ps();
+        act[c] = reinterpret_cast<const block_q8_K *>(col + size_t(c) * ldb);
+    }
+    for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t * g = gb + size_t(i) * ggml_repack_q6_K_group_bytes;
+        // sum_j sc_j * dot_j, exact: VPMADDUBSW pairs of two steps summed in 16 bits (at most
+        // 2 * 2 * 63 * 127 = 32004), then VPMADDWD with (sc, sc)
+        __m256i part[NC];
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) part[c] = _mm256_setzero_si256();
+        for (int t = 0; t < 4; ++t)
+#pragma GCC unroll 4
+        for (int u = 0; u < 4; ++u) {
+            const int j = 4 * t + u;  // sub-block
+            const uint8_t * unit = g + ggml_repack_q6_K_qs + ggml_repack_q6_K_unit * t;
+            const __m256i scp = q6_K_scale_pairs(g, h, j / 2);
+            const __m256i sc_pair = u % 2 ? _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(scp, 0xF5), 0xF5)
+                                          : _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(scp, 0xA0), 0xA0);
+#pragma GCC unroll 2
+            for (int s0 = 0; s0 < 4; s0 += 2) {
+                const __m256i w0 = q6_K_codes(unit, h, u, s0);
+                const __m256i w1 = q6_K_codes(unit, h, u, s0 + 1);
+#pragma GCC unroll 16
+                for (int c = 0; c < NC; ++c) {
+                    const int8_t * a = act[c][i].qs + 16 * j + 4 * s0;
+                    const __m256i p16 = _mm256_add_epi16(_mm256_maddubs_epi16(w0, bcast(a)), _mm256_maddubs_epi16(w1, bcast(a + 4)));
+                    part[c] = _mm256_add_epi32(part[c], _mm256_madd_epi16(p16, sc_pair));
+                }
+            }
+        }
+        __m256i macc[NC];
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) macc[c] = _mm256_setzero_si256();
+#pragma GCC unroll 16
+        for (int p = 0; p < 8; ++p) {
+            const __m256i scp = q6_K_scale_pairs(g, h, p);
+#pragma GCC unroll 16
+            for (int c = 0; c < NC; ++c) {
+                macc[c] = _mm256_add_epi32(macc[c], _mm256_madd_epi16(scp, bcast(act[c][i].bsums + 2 * p)));
+            }
+        }
+        const __m256 d = load_f16x8(g + 16 * h);
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) {
+            const __m256i t = _mm256_sub_epi32(part[c], _mm256_slli_epi32(macc[c], 5));
+            sum[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_mul_ps(d, _mm256_set1_ps(act[c][i].d)), sum[c]);
+        }
+    }
+    store_half<NC>(sum, y, ldy, rows);
+}
+
+using tile_fn = void (*)(int64_t, const uint8_t *, int, const uint8_t *, size_t, float *, int64_t, int);
+
+template <tile_fn F1, tile_fn F2, tile_fn F3, tile_fn F4>
+void run_tiles(int64_t nb, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc, float * y,
+               int64_t ldy) {
+    static constexpr tile_fn tiles[k_max_cols] = {F1, F2, F3, F4};
+    for (int64_t r0 = 0; r0 < nr; r0 += GGML_REPACK_ROWS) {
+        const uint8_t * gb = static_cast<const uint8_t *>(a) + size_t(r0) * lda;
+        for (int h = 0; h < 2; ++h) {
+            const int rows = int(std::min<int64_t>(8, nr - r0 - 8 * h));
+            if (rows <= 0) break;
+            for (int64_t c0 = 0; c0 < nc; c0 += k_max_cols) {
+                const int n = int(std::min<int64_t>(k_max_cols, nc - c0));
+                tiles[n - 1](nb, gb, h, static_cast<const uint8_t *>(b) + size_t(c0) * ldb, ldb, y + c0 * ldy + r0 + 8 * h,
+                             ldy, rows);
+            }
+        }
+    }
+}
+
+void dot_q8_0_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                   float * y, int64_t ldy) {
+    run_tiles<tile_q8_0<1>, tile_q8_0<2>, tile_q8_0<3>, tile_q8_0<4>>(k / QK8_0, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
+void dot_q4_0_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                   float * y, int64_t ldy) {
+    run_tiles<tile_q4_0<1>, tile_q4_0<2>, tile_q4_0<3>, tile_q4_0<4>>(k / QK4_0, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
+void dot_iq4_nl_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                     float * y, int64_t ldy) {
+    run_tiles<tile_iq4_nl<1>, tile_iq4_nl<2>, tile_iq4_nl<3>, tile_iq4_nl<4>>(k / QK4_NL, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
+void dot_q4_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                   float * y, int64_t ldy) {
+    run_tiles<tile_q4_K<1>, tile_q4_K<2>, tile_q4_K<3>, tile_q4_K<4>>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
+void dot_q5_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                   float * y, int64_t ldy) {
+    run_tiles<tile_q4_K<1, true>, tile_q4_K<2, true>, tile_q4_K<3, true>, tile_q4_K<4, true>>(k / QK_K, a, lda, nr, b, ldb,
+                                                                                            nc, y, ldy);
+}
+
+void dot_q6_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                   float * y, int64_t ldy) {
+    run_tiles<tile_q6_K<1>, tile_q6_K<2>, tile_q6_K<3>, tile_q6_K<4>>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
+void act_q8_0_avx2(const float * x, void * y, int64_t k) {
+    ggml_quantize_row_q8_0_avx2(x, y, k);
+    ggml_repack_q8_0_sums(y, k);
+}
+
+}  // namespace
+
+// Table order of mul-mat.h (see repack-scalar.cpp).
+const ggml_repack_kernels ggml_repack_kernels_avx2 = {
+    {nullptr, nullptr, nullptr, dot_q4_0_avx2, nullptr, nullptr, nullptr, dot_q8_0_avx2, nullptr, nullptr,
+     dot_q4_K_avx2, dot_q5_K_avx2, dot_q6_K_avx2, dot_iq4_nl_avx2, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, act_q8_0_avx2, nullptr, nullptr, nullptr, act_q8_0_avx2, nullptr, nullptr,
+     ggml_quantize_row_q8_K_avx2, ggml_quantize_row_q8_K_avx2, ggml_quantize_row_q8_K_avx2, act_q8_0_avx2, nullptr, nullptr},
+};

@@ -1,0 +1,398 @@
+// Repacked-weight dot kernels, AVX-512 (F + BW + VNNI): one zmm lane per row of a 16-row group.
+// Each 64-byte code vector of repack.h is unpacked once and multiplied with up to 8 activation
+// columns (VPDPBUSD, the activation dword broadcast), so a weight load serves every column of
+// the tile; per column the tile keeps an integer accumulator of the current sub-block, the
+// scaled sum of the current block and the running sum over blocks.
+#include "repack.h"
+
+#include "quant-dot.h"
+
+#include "ggml/quants.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace {
+
+constexpr int k_max_cols = 8;
+
+inline int32_t load_i32(const void * p) {
+    int32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+inline __m512 load_f16x16(const uint8_t * p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
+}
+
+inline __m512i load_v(const uint8_t * p) { return _mm512_loadu_si512(p); }
+
+// Software prefetch of the group block `ahead` bytes on: one sequential stream per thread
+// gets far less memory-level parallelism from the hardware prefetchers than the row streams
+// of the plain layout did.
+constexpr size_t k_prefetch_ahead = 8192;
+
+inline void prefetch_block(const uint8_t * p, size_t bytes) {
+    for (size_t off = 0; off < bytes; off += 64) _mm_prefetch(reinterpret_cast<const char *>(p + k_prefetch_ahead + off), _MM_HINT_T0);
+}
+
+inline __mmask16 row_mask(int rows) { return rows >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << rows) - 1); }
+
+// Independent accumulators per column and sub-block: VPDPBUSD's latency covered by other
+// columns' work with several columns, by splitting the steps with few.
+template <int NC>
+constexpr int n_split = NC >= 4 ? 1 : NC >= 2 ? 2 : 4;
+
+template <int NC, int A>
+inline void acc_zero(__m512i (&acc)[NC][A]) {
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c)
+#pragma GCC unroll 16
+        for (int x = 0; x < A; ++x) acc[c][x] = _mm512_setzero_si512();
+}
+
+// acc[c][0] = sum over x of acc[c][x].
+template <int NC, int A>
+inline void acc_fold(__m512i (&acc)[NC][A]) {
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c)
+#pragma GCC unroll 16
+        for (int x = 1; x < A; ++x) acc[c][0] = _mm512_add_epi32(acc[c][0], acc[c][x]);
+}
+
+template <int NC>
+void store_tile(const __m512 * sum, float * y, int64_t ldy, int rows) {
+    const __mmask16 m = row_mask(rows);
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c) _mm512_mask_storeu_ps(y + c * ldy, m, sum[c]);
+}
+
+template <int NC>
+void store_tile_mem(const float (*sum)[16], float * y, int64_t ldy, int rows) {
+    const __mmask16 m = row_mask(rows);
+    for (int c = 0; c < NC; ++c) _mm512_mask_storeu_ps(y + c * ldy, m, _mm512_load_ps(sum[c]));
+}
+
+// ---- 32-element formats against Q8_0 activations: Q8_0 (codes + 128) and Q4_0 (codes
+// 0..15); the per-block activation sum (-128 * sum a, or -8 * sum a) starts the accumulator ----
+
+struct fmt_q8_0 {
+    static constexpr size_t bytes = ggml_repack_q8_0_group_bytes;
+    static __m512i step(const uint8_t * g, int s) { return load_v(g + ggml_repack_q8_0_qs + 64 * s); }
+    static int32_t offset(int32_t neg128_sum) { return neg128_sum; }
+};
+
+struct fmt_q4_0 {
+    static constexpr size_t bytes = ggml_repack_q4_0_group_bytes;
+    static __m512i step(const uint8_t * g, int s) {
+        const __m512i v = load_v(g + ggml_repack_q4_0_qs + 64 * (s % 4));
+        return _mm512_and_si512(s < 4 ? v : _mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0F));
+    }
+    static int32_t offset(int32_t neg128_sum) { return neg128_sum / 16; }  // exact: -8 * sum a
+};
+
+// IQ4_NL: the nibbles through the codebook + 128 (u8), so the -128 * sum a offset of Q8_0.
+struct fmt_iq4_nl {
+    static constexpr size_t bytes = ggml_repack_q4_0_group_bytes;
+    static __m512i step(const uint8_t * g, int s) {
+        const __m128i cb = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i *>(ggml_iq4nl_codebook)),
+                                         _mm_set1_epi8(char(0x80)));
+        return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(cb), fmt_q4_0::step(g, s));
+    }
+    static int32_t offset(int32_t neg128_sum) { return neg128_sum; }
+};
+
+template <typename F, int NC>
+void tile_32(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    __m512 sum[NC];
+    const block_q8_0 * act[NC];
+    const uint8_t * sums[NC];
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c) {
+        sum[c] = _mm512_setzero_ps();
+        act[c] = reinterpret_cast<const block_q8_0 *>(col + size_t(c) * ldb);
+        sums[c] = col + size_t(c) * ldb + size_t(nb) * sizeof(block_q8_0);
+    }
+    for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t * g = gb + size_t(i) * F::bytes;
+        prefetch_block(g, F::bytes);
+        constexpr int A = n_split<NC>;
+        __m512i acc[NC][A];
+        acc_zero(acc);
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) acc[c][0] = _mm512_set1_epi32(F::offset(load_i32(sums[c] + 4 * i)));
+#pragma GCC unroll 16
+        for (int s = 0; s < 8; ++s) {
+            const __m512i w = F::step(g, s);
+#pragma GCC unroll 16
+            for (int c = 0; c < NC; ++c) {
+                acc[c][s % A] = _mm512_dpbusd_epi32(acc[c][s % A], w, _mm512_set1_epi32(load_i32(act[c][i].qs + 4 * s)));
+            }
+        }
+        acc_fold(acc);
+        const __m512 d = load_f16x16(g);
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) {
+            const __m512 dd = _mm512_mul_ps(d, _mm512_set1_ps(_cvtsh_ss(act[c][i].d)));
+            sum[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[c][0]), dd, sum[c]);
+        }
+    }
+    store_tile<NC>(sum, y, ldy, rows);
+}
+
+template <int NC>
+void tile_q8_0(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    tile_32<fmt_q8_0, NC>(nb, gb, col, ldb, y, ldy, rows);
+}
+
+template <int NC>
+void tile_q4_0(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    tile_32<fmt_q4_0, NC>(nb, gb, col, ldb, y, ldy, rows);
+}
+
+template <int NC>
+void tile_iq4_nl(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    tile_32<fmt_iq4_nl, NC>(nb, gb, col, ldb, y, ldy, rows);
+}
+
+// ---- Q4_K ----
+
+// The mins of one block: sum_j mn_j * (bsums[2j] + bsums[2j+1]) per row, for every column.
+template <int NC>
+void q4_K_mins(const uint8_t * g, const block_q8_K * const * act, int64_t i, __m512i * macc) {
+    int32_t pairs[NC][4];
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c) {
+        const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i *>(act[c][i].bsums));
+        const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i *>(act[c][i].bsums + 8));
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(pairs[c]), _mm_hadd_epi16(lo, hi));
+        macc[c] = _mm512_setzero_si512();
+    }
+#pragma GCC unroll 16
+    for (int p = 0; p < 4; ++p) {
+        const __m512i mn = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(g + ggml_repack_q4_K_mn + 32 * p)));
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) macc[c] = _mm512_dpwssd_epi32(macc[c], mn, _mm512_set1_epi32(pairs[c][p]));
+    }
+}
+
+// Q4_K, and with HI Q5_K: the fifth bits (bit s of each byte for step s) merged in as bit 4.
+template <int NC, bool HI = false>
+void tile_q4_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    constexpr size_t group_bytes = HI ? ggml_repack_q5_K_group_bytes : ggml_repack_q4_K_group_bytes;
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
+    // the running sums over blocks stay in memory (one update per block), which leaves the
+    // registers to the per-block accumulators
+    alignas(64) float sum[NC][16] = {};
+    const block_q8_K * act[NC];
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c) {
+        act[c] = reinterpret_cast<const block_q8_K *>(col + size_t(c) * ldb);
+    }
+    for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t * g = gb + size_t(i) * group_bytes;
+        prefetch_block(g, group_bytes);
+        __m512 part[NC];
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) part[c] = _mm512_setzero_ps();
+        for (int t = 0; t < 4; ++t)
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+            const int j = 2 * t + h;  // sub-block
+            const uint8_t * qs = g + ggml_repack_q4_K_qs + 512 * t;
+            constexpr int A = n_split<NC>;
+            __m512i acc[NC][A];
+            acc_zero(acc);
+#pragma GCC unroll 16
+            for (int s = 0; s < 8; ++s) {
+                __m512i w = load_v(qs + 64 * s);
+                if constexpr (HI) {
+                    const __m512i hv = load_v(g + ggml_repack_q5_K_qh + 128 * t + 64 * h);
+                    const __m512i hb = _mm512_and_si512(s < 4 ? _mm512_slli_epi16(hv, 4 - s) : _mm512_srli_epi16(hv, s - 4),
+                                                        _mm512_set1_epi8(0x10));
+                    w = _mm512_ternarylogic_epi32(h ? _mm512_srli_epi16(w, 4) : w, hb, low4, 0xEC);  // (a & c) | b
+                } else {
+                    w = _mm512_and_si512(h ? _mm512_srli_epi16(w, 4) : w, low4);
+                }
+#pragma GCC unroll 16
+                for (int c = 0; c < NC; ++c) {
+                    acc[c][s % A] = _mm512_dpbusd_epi32(acc[c][s % A], w,
+                                                        _mm512_set1_epi32(load_i32(act[c][i].qs + 32 * j + 4 * s)));
+                }
+            }
+            acc_fold(acc);
+            const __m512i sc = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(g + ggml_repack_q4_K_sc + 16 * j)));
+            const __m512 dsc = _mm512_mul_ps(load_f16x16(g), _mm512_cvtepi32_ps(sc));
+#pragma GCC unroll 16
+            for (int c = 0; c < NC; ++c) part[c] = _mm512_fmadd_ps(dsc, _mm512_cvtepi32_ps(acc[c][0]), part[c]);
+        }
+        __m512i macc[NC];
+        q4_K_mins<NC>(g, act, i, macc);
+        const __m512 dmin = load_f16x16(g + ggml_repack_q4_K_dmin);
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) {
+            const __m512 t = _mm512_fnmadd_ps(dmin, _mm512_cvtepi32_ps(macc[c]), part[c]);
+            _mm512_store_ps(sum[c], _mm512_fmadd_ps(t, _mm512_set1_ps(act[c][i].d), _mm512_load_ps(sum[c])));
+        }
+    }
+    store_tile_mem<NC>(sum, y, ldy, rows);
+}
+
+// ---- Q6_K ----
+
+// Codes of sub-block u, step s of a 64-element unit: low 4 bits | high 2 bits << 4.
+inline __m512i q6_K_codes(const uint8_t * unit, int u, int s) {
+    const __m512i lo_v = load_v(unit + 64 * (4 * (u % 2) + s));
+    const __m512i hi_v = load_v(unit + 512 + 64 * s);
+    const __m512i lo = _mm512_and_si512(u < 2 ? lo_v : _mm512_srli_epi16(lo_v, 4), _mm512_set1_epi8(0x0F));
+    __m512i hi;
+    switch (u) {
+        case 0: hi = _mm512_slli_epi16(hi_v, 4); break;
+        case 1: hi = _mm512_slli_epi16(hi_v, 2); break;
+        case 2: hi = hi_v; break;
+        default: hi = _mm512_srli_epi16(hi_v, 2); break;
+    }
+    return _mm512_or_si512(lo, _mm512_and_si512(hi, _mm512_set1_epi8(0x30)));
+}
+
+// Scales 2p, 2p+1 of every row as int16 pairs.
+inline __m512i q6_K_scale_pairs(const uint8_t * g, int p) {
+    return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(g + ggml_repack_q6_K_sc + 32 * p)));
+}
+
+template <int NC>
+void tile_q6_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    // the running sums over blocks stay in memory (one update per block), which leaves the
+    // registers to the per-block accumulators
+    alignas(64) float sum[NC][16] = {};
+    const block_q8_K * act[NC];
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c) {
+        act[c] = reinterpret_cast<const block_q8_K *>(col + size_t(c) * ldb);
+    }
+    for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t * g = gb + size_t(i) * ggml_repack_q6_K_group_bytes;
+        prefetch_block(g, ggml_repack_q6_K_group_bytes);
+        const __m512 d = load_f16x16(g);
+        __m512 part[NC];
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) part[c] = _mm512_setzero_ps();
+        for (int t = 0; t < 4; ++t)
+#pragma GCC unroll 4
+        for (int u = 0; u < 4; ++u) {
+            const int j = 4 * t + u;  // sub-block
+            const uint8_t * unit = g + ggml_repack_q6_K_qs + ggml_repack_q6_K_unit * t;
+            constexpr int A = n_split<NC>;
+            __m512i acc[NC][A];
+            acc_zero(acc);
+#pragma GCC unroll 16
+            for (int s = 0; s < 4; ++s) {
+                const __m512i w = q6_K_codes(unit, u, s);
+#pragma GCC unroll 16
+                for (int c = 0; c < NC; ++c) {
+                    acc[c][s % A] = _mm512_dpbusd_epi32(acc[c][s % A], w,
+                                                        _mm512_set1_epi32(load_i32(act[c][i].qs + 16 * j + 4 * s)));
+                }
+            }
+            acc_fold(acc);
+            const __m512i scp = q6_K_scale_pairs(g, j / 2);
+            const __m512i sc = u % 2 ? _mm512_srai_epi32(scp, 16) : _mm512_srai_epi32(_mm512_slli_epi32(scp, 16), 16);
+            const __m512 dsc = _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc));
+#pragma GCC unroll 16
+            for (int c = 0; c < NC; ++c) part[c] = _mm512_fmadd_ps(dsc, _mm512_cvtepi32_ps(acc[c][0]), part[c]);
+        }
+        // the codes are q + 32: subtract 32 * sum_j sc_j * bsums[j]
+        __m512i macc[NC];
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) macc[c] = _mm512_setzero_si512();
+#pragma GCC unroll 16
+        for (int p = 0; p < 8; ++p) {
+            const __m512i scp = q6_K_scale_pairs(g, p);
+#pragma GCC unroll 16
+            for (int c = 0; c < NC; ++c) {
+                macc[c] = _mm512_dpwssd_epi32(macc[c], scp, _mm512_set1_epi32(load_i32(act[c][i].bsums + 2 * p)));
+            }
+        }
+        const __m512 d32 = _mm512_mul_ps(d, _mm512_set1_ps(32.0f));
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) {
+            const __m512 t = _mm512_fnmadd_ps(d32, _mm512_cvtepi32_ps(macc[c]), part[c]);
+            _mm512_store_ps(sum[c], _mm512_fmadd_ps(t, _mm512_set1_ps(act[c][i].d), _mm512_load_ps(sum[c])));
+        }
+    }
+    store_tile_mem<NC>(sum, y, ldy, rows);
+}
+
+// ---- drivers: groups of 16 rows x tiles of up to 8 columns ----
+
+using tile_fn = void (*)(int64_t, const uint8_t *, const uint8_t *, size_t, float *, int64_t, int);
+
+template <tile_fn F1, tile_fn F2, tile_fn F3, tile_fn F4, tile_fn F5, tile_fn F6, tile_fn F7, tile_fn F8>
+void run_tiles(int64_t nb, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc, float * y,
+               int64_t ldy) {
+    static constexpr tile_fn tiles[k_max_cols] = {F1, F2, F3, F4, F5, F6, F7, F8};
+    for (int64_t r0 = 0; r0 < nr; r0 += GGML_REPACK_ROWS) {
+        const uint8_t * gb = static_cast<const uint8_t *>(a) + size_t(r0) * lda;
+        const int rows = int(std::min<int64_t>(GGML_REPACK_ROWS, nr - r0));
+        for (int64_t c0 = 0; c0 < nc; c0 += k_max_cols) {
+            const int n = int(std::min<int64_t>(k_max_cols, nc - c0));
+            tiles[n - 1](nb, gb, static_cast<const uint8_t *>(b) + size_t(c0) * ldb, ldb, y + c0 * ldy + r0, ldy, rows);
+        }
+    }
+}
+
+#define REPACK_TILES(name) name<1>, name<2>, name<3>, name<4>, name<5>, name<6>, name<7>, name<8>
+
+void dot_q8_0_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                     float * y, int64_t ldy) {
+    run_tiles<REPACK_TILES(tile_q8_0)>(k / QK8_0, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
+void dot_q4_0_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                     float * y, int64_t ldy) {
+    run_tiles<REPACK_TILES(tile_q4_0)>(k / QK4_0, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
+void dot_iq4_nl_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                       float * y, int64_t ldy) {
+    run_tiles<REPACK_TILES(tile_iq4_nl)>(k / QK4_NL, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
+void dot_q4_K_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                     float * y, int64_t ldy) {
+    run_tiles<REPACK_TILES(tile_q4_K)>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
+template <int NC>
+void tile_q5_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    tile_q4_K<NC, true>(nb, gb, col, ldb, y, ldy, rows);
+}
+
+void dot_q5_K_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                     float * y, int64_t ldy) {
+    run_tiles<REPACK_TILES(tile_q5_K)>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
+void dot_q6_K_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                     float * y, int64_t ldy) {
+    run_tiles<REPACK_TILES(tile_q6_K)>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
+void act_q8_0_avx512(const float * x, void * y, int64_t k) {
+    ggml_quantize_row_q8_0_avx512(x, y, k);
+    ggml_repack_q8_0_sums(y, k);
+}
+
+}  // namespace
+
+// Table order of mul-mat.h (see repack-scalar.cpp).
+const ggml_repack_kernels ggml_repack_kernels_avx512 = {
+    {nullptr, nullptr, nullptr, dot_q4_0_avx512, nullptr, nullptr, nullptr, dot_q8_0_avx512, nullptr, nullptr,
+     dot_q4_K_avx512, dot_q5_K_avx512, dot_q6_K_avx512, dot_iq4_nl_avx512, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, act_q8_0_avx512, nullptr, nullptr, nullptr, act_q8_0_avx512, nullptr, nullptr,
+     ggml_quantize_row_q8_K_avx512, ggml_quantize_row_q8_K_avx512, ggml_quantize_row_q8_K_avx512, act_q8_0_avx512, nullptr,
+     nullptr},
+};
