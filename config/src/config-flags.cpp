@@ -157,6 +157,17 @@ const config_flag k_flags[] = {
     {"Model and engine", "embd-normalize", "", "NORM", "INFERD_EMBD_NORMALIZE",
      "embeddings returned L2-normalized (l2) or raw (none)", true, false, false, config_flag_action::set,
      apply_embd_normalize, nullptr, [](const server_config & d) { return std::string(d.embd_normalize ? "l2" : "none"); }},
+    {"Model and engine", "no-repack", "", nullptr, "INFERD_NO_REPACK",
+     "keep CPU matrix weights in the file's layout (mapped, not copied) instead of repacking Q4_0, Q8_0, "
+     "IQ4_NL, Q4_K, Q5_K and Q6_K weights at load into the interleaved layout of the fast kernels",
+     true, false, false, config_flag_action::set,
+     [](server_config & c, std::string_view v, std::string * e) {
+         bool off = false;
+         if (!config_parse_bool(v, &off, e)) return false;
+         c.repack = !off;
+         return true;
+     },
+     nullptr, [](const server_config & d) { return std::string(d.repack ? "off" : "on"); }},
     {"Model and engine", "ctx-size", "-c", "N", "INFERD_CTX_SIZE",
      "KV cache size in tokens, shared by all slots; 0 = the model's trained context", true, false, false,
      config_flag_action::set,

@@ -8,6 +8,7 @@
 #include "models/arch.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cinttypes>
 #include <sstream>
@@ -37,10 +38,14 @@ std::vector<ggml_backend_device_i *> gpu_devices_of(const model_params & p, ggml
     return out;
 }
 
-// INFERD_NO_REPACK set to anything but "" or "0".
+// INFERD_NO_REPACK set to a true value (1, true, yes, on; any case), as the daemon's
+// configuration reads the same variable.
 bool repack_disabled_by_env() {
     const char * v = std::getenv("INFERD_NO_REPACK");
-    return v && *v && std::string(v) != "0";
+    if (!v) return false;
+    std::string s(v);
+    for (char & c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s == "1" || s == "true" || s == "yes" || s == "on";
 }
 
 }  // namespace

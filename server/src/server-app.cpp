@@ -141,6 +141,7 @@ void server_app::impl::load_model() {
     try {
         model_params mp;
         mp.n_gpu_layers = cfg.n_gpu_layers;
+        mp.repack = cfg.repack;
         // What the context will hold, so that a GPU placement that does not fit is refused
         // before the weights are copied (a context size of 0 becomes at most 4096 cells).
         mp.memory.n_ctx = cfg.ctx_size > 0 ? uint32_t(cfg.ctx_size) : 4096;
