@@ -4,21 +4,10 @@
 
 #include <algorithm>
 
-namespace {
-
-size_t common_prefix(const std::vector<int32_t> & a, const std::vector<int32_t> & b) {
-    size_t n = 0;
-    const size_t lim = std::min(a.size(), b.size());
-    while (n < lim && a[n] == b[n]) ++n;
-    return n;
-}
-
-}  // namespace
-
 // Tokens of input that slot s's cells can serve, at most limit: the common prefix, or 0 when
 // the sequence cannot go on from there (a sliding-window model dropped that window's cells).
 size_t batch_loop::impl::usable_prefix(const batch_slot & s, const std::vector<int32_t> & input, size_t limit) const {
-    const size_t n = std::min(common_prefix(s.tokens, input), limit);
+    const size_t n = std::min(tokens_common_prefix(s.tokens, input), limit);
     return n > 0 && ctx->seq_resumable(s.seq, int32_t(n)) ? n : 0;
 }
 
@@ -36,7 +25,7 @@ bool batch_loop::impl::worth_waiting(const std::vector<int32_t> & input, size_t 
     constexpr size_t k_min_gain = 16;
     for (const batch_slot & s : slots) {
         if (!s.job || s.state != slot_state::prefill) continue;
-        const size_t n = std::min(common_prefix(s.input, input), input.size() - 1);
+        const size_t n = std::min(tokens_common_prefix(s.input, input), input.size() - 1);
         if (n >= cached + k_min_gain && n > s.tokens.size()) return true;
     }
     return false;

@@ -5,14 +5,14 @@
 #include <cmath>
 #include <stdexcept>
 
-namespace {
-
-size_t common_prefix(const std::vector<int32_t> & a, const std::vector<int32_t> & b) {
+size_t tokens_common_prefix(const std::vector<int32_t> & a, const std::vector<int32_t> & b) {
     size_t n = 0;
     const size_t lim = std::min(a.size(), b.size());
     while (n < lim && a[n] == b[n]) ++n;
     return n;
 }
+
+namespace {
 
 // The latest start j < size - n of an earlier occurrence of history's last n tokens; -1 if none.
 long find_earlier(const std::vector<int32_t> & h, size_t n) {
@@ -109,7 +109,7 @@ spec_draft_model::~spec_draft_model() = default;
 
 size_t spec_draft_model::sync(int32_t seq, const std::vector<int32_t> & tokens) {
     std::vector<int32_t> & have = cached_[size_t(seq)];
-    size_t keep = common_prefix(have, tokens);
+    size_t keep = tokens_common_prefix(have, tokens);
     if (keep > 0 && !ctx_->seq_resumable(seq, int32_t(keep))) keep = 0;  // sliding-window cells gone
     if (keep < have.size()) {
         ctx_->seq_rm(seq, int32_t(keep), -1);

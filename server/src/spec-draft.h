@@ -18,6 +18,9 @@
 #include <string>
 #include <vector>
 
+// How many leading tokens a and b have in common.
+size_t tokens_common_prefix(const std::vector<int32_t> & a, const std::vector<int32_t> & b);
+
 // n_max tokens that followed the most recent earlier occurrence of the last n tokens of history,
 // for n from n_gram down to 1 (the longest suffix that occurred before wins); where that runs
 // into the end of history the draft repeats itself (history + draft read as one sequence), so a
