@@ -53,8 +53,29 @@ void store_half(const __m256 * sum, float * y, int64_t ldy, int rows) {
 
 // Each tile computes rows 8h … 8h+7 of a group (h = 0, 1); `rows` of them are written.
 
-template <int NC>
-void tile_q8_0(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+// Q8_0 and IQ4_NL: signed codes w (per type below), multiplied as |w| x (a with w's sign) so
+// that VPMADDUBSW sees unsigned weights.
+struct signed_q8_0 {
+    static constexpr size_t bytes = ggml_repack_q8_0_group_bytes;
+    static __m256i codes(const uint8_t * g, int s, int h) {
+        return _mm256_xor_si256(load_half(g + ggml_repack_q8_0_qs + 64 * s + 32 * h), _mm256_set1_epi8(char(0x80)));
+    }
+};
+
+// IQ4_NL: the nibbles of Q4_0's layout through the (signed) codebook.
+struct signed_iq4_nl {
+    static constexpr size_t bytes = ggml_repack_q4_0_group_bytes;
+    static __m256i codes(const uint8_t * g, int s, int h) {
+        const __m256i cb =
+            _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(ggml_iq4nl_codebook)));
+        const __m256i v = load_half(g + ggml_repack_q4_0_qs + 64 * (s % 4) + 32 * h);
+        return _mm256_shuffle_epi8(cb, _mm256_and_si256(s < 4 ? v : _mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F)));
+    }
+};
+
+template <typename W, int NC>
+void tile_signed(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy,
+                 int rows) {
     __m256 sum[NC];
     const block_q8_0 * act[NC];
 #pragma GCC unroll 16
@@ -62,15 +83,14 @@ void tile_q8_0(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
         sum[c] = _mm256_setzero_ps();
         act[c] = reinterpret_cast<const block_q8_0 *>(col + size_t(c) * ldb);
     }
-    const __m256i bias = _mm256_set1_epi8(char(0x80));
     for (int64_t i = 0; i < nb; ++i) {
-        const uint8_t * g = gb + size_t(i) * ggml_repack_q8_0_group_bytes;
+        const uint8_t * g = gb + size_t(i) * W::bytes;
         __m256i acc[NC];
 #pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_si256();
 #pragma GCC unroll 16
         for (int s = 0; s < 8; ++s) {
-            const __m256i w = _mm256_xor_si256(load_half(g + ggml_repack_q8_0_qs + 64 * s + 32 * h), bias);
+            const __m256i w = W::codes(g, s, h);
             const __m256i aw = _mm256_abs_epi8(w);
 #pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) acc[c] = dot4(acc[c], aw, _mm256_sign_epi8(bcast(act[c][i].qs + 4 * s), w));
@@ -85,39 +105,15 @@ void tile_q8_0(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
     store_half<NC>(sum, y, ldy, rows);
 }
 
-// IQ4_NL: the nibbles through the (signed) codebook, then the sign trick of Q8_0.
 template <int NC>
-void tile_iq4_nl(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
-    __m256 sum[NC];
-    const block_q8_0 * act[NC];
-#pragma GCC unroll 16
-    for (int c = 0; c < NC; ++c) {
-        sum[c] = _mm256_setzero_ps();
-        act[c] = reinterpret_cast<const block_q8_0 *>(col + size_t(c) * ldb);
-    }
-    const __m256i low4 = _mm256_set1_epi8(0x0F);
-    const __m256i cb = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(ggml_iq4nl_codebook)));
-    for (int64_t i = 0; i < nb; ++i) {
-        const uint8_t * g = gb + size_t(i) * ggml_repack_q4_0_group_bytes;
-        __m256i acc[NC];
-#pragma GCC unroll 16
-        for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_si256();
-#pragma GCC unroll 16
-        for (int s = 0; s < 8; ++s) {
-            const __m256i v = load_half(g + ggml_repack_q4_0_qs + 64 * (s % 4) + 32 * h);
-            const __m256i w = _mm256_shuffle_epi8(cb, _mm256_and_si256(s < 4 ? v : _mm256_srli_epi16(v, 4), low4));
-            const __m256i aw = _mm256_abs_epi8(w);
-#pragma GCC unroll 16
-            for (int c = 0; c < NC; ++c) acc[c] = dot4(acc[c], aw, _mm256_sign_epi8(bcast(act[c][i].qs + 4 * s), w));
-        }
-        const __m256 d = load_f16x8(g + 16 * h);
-#pragma GCC unroll 16
-        for (int c = 0; c < NC; ++c) {
-            const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(_cvtsh_ss(act[c][i].d)));
-            sum[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[c]), dd, sum[c]);
-        }
-    }
-    store_half<NC>(sum, y, ldy, rows);
+void tile_q8_0(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    tile_signed<signed_q8_0, NC>(nb, gb, h, col, ldb, y, ldy, rows);
+}
+
+template <int NC>
+void tile_iq4_nl(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy,
+                 int rows) {
+    tile_signed<signed_iq4_nl, NC>(nb, gb, h, col, ldb, y, ldy, rows);
 }
 
 template <int NC>
