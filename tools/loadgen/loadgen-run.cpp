@@ -33,6 +33,9 @@ void client_loop(const loadgen_options & o, const loadgen_prompt_gen & gen, int 
             r = client.stream(loadgen_request_body(o, gen.prompt(index, n, o.prompt_words)), t0);
         }
         const bool failed = !r.error.empty();
+        if (r.start_s >= end_s) {
+            break;  // sent after the window closed (the body took time to build): not measured
+        }
         if (r.start_s < o.warmup_s) {
             ++log->warmup;
         } else {
