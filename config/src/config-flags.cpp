@@ -168,6 +168,23 @@ const config_flag k_flags[] = {
          return true;
      },
      nullptr, [](const server_config & d) { return std::string(d.repack ? "off" : "on"); }},
+    {"Model and engine", "no-mmap", "", nullptr, "INFERD_NO_MMAP",
+     "read the model file into memory instead of mapping it (a file changed on disk while serving then "
+     "cannot affect the weights; loading takes longer and the bytes cannot be shared with other processes)",
+     true, false, false, config_flag_action::set,
+     [](server_config & c, std::string_view v, std::string * e) {
+         bool off = false;
+         if (!config_parse_bool(v, &off, e)) return false;
+         c.mmap = !off;
+         return true;
+     },
+     nullptr, [](const server_config & d) { return std::string(d.mmap ? "off" : "on"); }},
+    {"Model and engine", "mlock", "", nullptr, "INFERD_MLOCK",
+     "lock the weights in RAM so that they are never paged out; when RLIMIT_MEMLOCK refuses it, a warning "
+     "names the limit and loading goes on",
+     true, false, false, config_flag_action::set,
+     [](server_config & c, std::string_view v, std::string * e) { return config_parse_bool(v, &c.mlock, e); },
+     nullptr, [](const server_config & d) { return std::string(d.mlock ? "on" : "off"); }},
     {"Model and engine", "ctx-size", "-c", "N", "INFERD_CTX_SIZE",
      "KV cache size in tokens, shared by all slots; 0 = the model's trained context", true, false, false,
      config_flag_action::set,

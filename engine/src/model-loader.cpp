@@ -3,6 +3,8 @@
 
 #include "ggml/cpu.h"
 
+#include <cerrno>
+#include <cstring>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -143,8 +145,9 @@ bool model_loader::repack_wanted(const entry & e) const {
 }
 
 // The listed tensors in one buffer of the CPU's repack buffer type, repacked from the file's
-// bytes; with a mapped file, the pages that only those tensors used are dropped from memory.
-void model_loader::bind_repacked(const std::vector<const entry *> & list, bool mmap) {
+// bytes; with a mapped file, the pages that only those tensors used are dropped from memory
+// (unlocked first: locked pages cannot be dropped). With mlock the buffer is locked as well.
+void model_loader::bind_repacked(const std::vector<const entry *> & list, const bind_options & opt) {
     ggml_backend_buffer_type_i * buft = ggml_backend_cpu_repack_buffer_type();
     const size_t align = buft->alignment();
     size_t total = 0;
@@ -162,10 +165,18 @@ void model_loader::bind_repacked(const std::vector<const entry *> & list, bool m
         off += (buft->alloc_size(e->t) + align - 1) / align * align;
         const void * src = m_.file_->tensor_data(*e->info);
         ggml_backend_tensor_set(e->t, src, 0, e->info->size);
-        if (!mmap) continue;
+        if (!opt.mmap) continue;
         const uintptr_t begin = (reinterpret_cast<uintptr_t>(src) + page - 1) / page * page;
         const uintptr_t end = (reinterpret_cast<uintptr_t>(src) + e->info->size) / page * page;
-        if (end > begin) madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+        if (end <= begin) continue;
+        if (opt.mlock) munlock(reinterpret_cast<void *>(begin), end - begin);
+        madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+    }
+    if (opt.mlock && mlock(base, total) == 0) {
+        m_.locked_.emplace_back(base, total);
+    } else if (opt.mlock) {
+        m_.warnings_.push_back("mlock of the repacked weights (" + std::to_string(total >> 20) + " MiB) refused (" +
+                               std::strerror(errno) + "): they may be paged out");
     }
     m_.buffers_.push_back(std::move(buf));
 }
@@ -205,7 +216,7 @@ void model_loader::bind_data(const bind_options & opt) {
             throw model_load_error("cannot place tensor '" + e.info->name + "'");
         }
     }
-    if (!repacked.empty()) bind_repacked(repacked, opt.mmap);
+    if (!repacked.empty()) bind_repacked(repacked, opt);
     if (cpu_buf) m_.buffers_.push_back(std::move(cpu_buf));
 }
 

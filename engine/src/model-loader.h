@@ -35,6 +35,7 @@ public:
     struct bind_options {
         bool repack = true;  // CPU mul_mat weights of a repackable type into the CPU's repack buffer
         bool mmap = true;    // the file is mapped: the pages of repacked tensors are given back
+        bool mlock = false;  // the file's bytes are locked: the repacked copies are locked too
     };
     void bind_data(const bind_options & opt);
     void report_unused();
@@ -49,7 +50,7 @@ private:
     ggml_context * context_for(int il);
     void count(int il, const gguf_tensor_info & info);
     bool repack_wanted(const entry & e) const;
-    void bind_repacked(const std::vector<const entry *> & list, bool mmap);
+    void bind_repacked(const std::vector<const entry *> & list, const bind_options & opt);
 
     model & m_;
     bool measuring_;

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cinttypes>
 #include <sstream>
+#include <sys/mman.h>
 
 namespace {
 
@@ -50,7 +51,9 @@ bool repack_disabled_by_env() {
 
 }  // namespace
 
-model::~model() = default;
+model::~model() {
+    for (const auto & [addr, size] : locked_) munlock(addr, size);
+}
 
 // Measures the weights per layer, places the layers on the GPUs, checks every device's memory
 // (weights, and with params.memory the K/V cells and compute buffers) before anything is
@@ -89,6 +92,7 @@ void model::place_and_load(model & m, const llm_arch_def & def, const model_para
     model_loader::bind_options bo;
     bo.repack = params.repack && gpus.empty() && !repack_disabled_by_env();
     bo.mmap = params.use_mmap;
+    bo.mlock = params.use_mlock;
     loader.bind_data(bo);
 }
 
@@ -98,6 +102,7 @@ std::unique_ptr<model> model::load(const std::string & path, const model_params 
     gguf_open_options oo;
     oo.mode = params.use_mmap ? gguf_load_mode::mmap : gguf_load_mode::read;
     oo.load_tensor_data = !params.vocab_only;
+    oo.mlock = params.use_mlock && !params.vocab_only;
     const gguf_result r = gguf_file::open(path, oo, &m->file_);
     if (!r) throw model_load_error(path + ": " + r.message);
     for (const std::string & w : m->file_->warnings()) m->warnings_.push_back(w);

@@ -14,11 +14,11 @@
 class gguf_loader {
 public:
     static gguf_result map(int fd, size_t size, const gguf_open_options & opts, gguf_file * f);
-    static gguf_result read_whole(int fd, size_t size, gguf_file * f);
+    static gguf_result read_whole(int fd, size_t size, const gguf_open_options & opts, gguf_file * f);
     static gguf_result read_header(int fd, size_t size, gguf_file * f);
 
 private:
-    static void lock_mapping(gguf_file * f);
+    static void lock_bytes(gguf_file * f, void * addr, size_t size);
 };
 
 namespace {
@@ -56,13 +56,13 @@ struct fd_guard {
 
 }  // namespace
 
-void gguf_loader::lock_mapping(gguf_file * f) {
-    if (::mlock(f->map_addr_, f->map_size_) == 0) {
+void gguf_loader::lock_bytes(gguf_file * f, void * addr, size_t size) {
+    if (::mlock(addr, size) == 0) {
         f->map_locked_ = true;
         return;
     }
     const int e = errno;
-    std::string msg = "mlock of " + gguf_format_bytes(f->map_size_) + " refused (" + errno_text(e) + ")";
+    std::string msg = "mlock of " + gguf_format_bytes(size) + " refused (" + errno_text(e) + ")";
     rlimit lim{};
     if (::getrlimit(RLIMIT_MEMLOCK, &lim) == 0) {
         msg += lim.rlim_cur == RLIM_INFINITY ? std::string("; RLIMIT_MEMLOCK is unlimited")
@@ -86,11 +86,11 @@ gguf_result gguf_loader::map(int fd, size_t size, const gguf_open_options & opts
     if (opts.will_need && ::madvise(addr, size, MADV_WILLNEED) != 0) {
         f->warnings_.push_back("madvise(MADV_WILLNEED) failed: " + errno_text(errno));
     }
-    if (opts.mlock) lock_mapping(f);
+    if (opts.mlock) lock_bytes(f, addr, size);
     return gguf_result::ok();
 }
 
-gguf_result gguf_loader::read_whole(int fd, size_t size, gguf_file * f) {
+gguf_result gguf_loader::read_whole(int fd, size_t size, const gguf_open_options & opts, gguf_file * f) {
     // Rounded up to a multiple of 64 so that aligned_alloc accepts it; tensor data stays aligned
     // to min(alignment, 64) bytes.
     const size_t alloc = (size + 63) & ~size_t(63);
@@ -101,6 +101,7 @@ gguf_result gguf_loader::read_whole(int fd, size_t size, gguf_file * f) {
     bool need_more = false;
     if (gguf_result r = gguf_parser::parse(buf, size, size, f, &need_more); !r) return r;
     f->data_ = buf;
+    if (opts.mlock) lock_bytes(f, buf, alloc);
     return gguf_result::ok();
 }
 
@@ -123,6 +124,8 @@ gguf_file::~gguf_file() {
     if (map_addr_) {
         if (map_locked_) ::munlock(map_addr_, map_size_);
         ::munmap(map_addr_, map_size_);
+    } else if (map_locked_ && owned_) {
+        ::munlock(owned_.get(), (file_size_ + 63) & ~size_t(63));
     }
 }
 
@@ -146,10 +149,10 @@ gguf_result gguf_file::open(const std::string & path, const gguf_open_options & 
             const std::string why = r.message;
             f.reset(new gguf_file);
             f->warnings_.push_back(why + ": reading the file into memory instead");
-            r = gguf_loader::read_whole(fd.fd, size, f.get());
+            r = gguf_loader::read_whole(fd.fd, size, opts, f.get());
         }
     } else {
-        r = gguf_loader::read_whole(fd.fd, size, f.get());
+        r = gguf_loader::read_whole(fd.fd, size, opts, f.get());
     }
     if (!r) {
         r.message = who + r.message;

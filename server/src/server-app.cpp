@@ -116,6 +116,7 @@ void server_app::impl::load_draft_model(const model_params & mp) {
     } catch (const std::exception & e) {
         throw std::runtime_error("the draft model: " + std::string(e.what()));
     }
+    for (const std::string & w : draft_mdl->warnings()) log->warn("the draft model: {}", w);
     if (std::string why = spec_vocab_mismatch(*mdl, *draft_mdl); !why.empty()) {
         throw std::runtime_error("the draft model " + cfg.model_draft + " cannot draft for " + cfg.model_path +
                                  ": its vocabulary differs (" + why + ")");
@@ -142,6 +143,8 @@ void server_app::impl::load_model() {
         model_params mp;
         mp.n_gpu_layers = cfg.n_gpu_layers;
         mp.repack = cfg.repack;
+        mp.use_mmap = cfg.mmap;
+        mp.use_mlock = cfg.mlock;
         // What the context will hold, so that a GPU placement that does not fit is refused
         // before the weights are copied (a context size of 0 becomes at most 4096 cells).
         mp.memory.n_ctx = cfg.ctx_size > 0 ? uint32_t(cfg.ctx_size) : 4096;

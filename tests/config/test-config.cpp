@@ -60,6 +60,8 @@ static std::vector<flag_case> flag_cases() {
         {"pooling", {"--pooling", "mean"}, [](auto & c) { EXPECT_EQ(c.pooling, "mean"); }},
         {"embd-normalize", {"--embd-normalize", "none"}, [](auto & c) { EXPECT_FALSE(c.embd_normalize); }},
         {"no-repack", {"--no-repack"}, [](auto & c) { EXPECT_FALSE(c.repack); }},
+        {"no-mmap", {"--no-mmap"}, [](auto & c) { EXPECT_FALSE(c.mmap); }},
+        {"mlock", {"--mlock"}, [](auto & c) { EXPECT_TRUE(c.mlock); }},
         {"ctx-size", {"-c", "4096"}, [](auto & c) { EXPECT_EQ(c.ctx_size, 4096); }},
         {"parallel", {"-np", "8"}, [](auto & c) { EXPECT_EQ(c.parallel, 8); }},
         {"threads", {"-t", "3"}, [](auto & c) { EXPECT_EQ(c.threads, 3); }},
@@ -171,7 +173,7 @@ TEST(config, every_variable_is_read) {
         {"INFERD_MODEL", "x.gguf"},         {"INFERD_ALIAS", "al"},           {"INFERD_CHAT_TEMPLATE", "zephyr"},
         {"INFERD_CHAT_TEMPLATE_KWARGS", R"({"a":1})"}, {"INFERD_REASONING_FORMAT", "none"},
         {"INFERD_EMBEDDINGS", "1"},         {"INFERD_POOLING", "cls"},        {"INFERD_EMBD_NORMALIZE", "-1"},
-        {"INFERD_NO_REPACK", "1"},
+        {"INFERD_NO_REPACK", "1"},          {"INFERD_NO_MMAP", "1"},          {"INFERD_MLOCK", "1"},
         {"INFERD_CTX_SIZE", "7"},           {"INFERD_PARALLEL", "7"},         {"INFERD_THREADS", "7"},
         {"INFERD_BATCH_SIZE", "700"},       {"INFERD_UBATCH_SIZE", "7"},      {"INFERD_N_GPU_LAYERS", "7"},
         {"INFERD_FLASH_ATTN", "0"},         {"INFERD_CACHE_TYPE_K", "f32"},   {"INFERD_CACHE_TYPE_V", "q8_0"},
@@ -201,7 +203,7 @@ TEST(config, every_variable_is_read) {
                        p.cfg.chat_template_kwargs != base.chat_template_kwargs ||
                        p.cfg.reasoning_split != base.reasoning_split || p.cfg.embeddings != base.embeddings ||
                        p.cfg.pooling != base.pooling || p.cfg.embd_normalize != base.embd_normalize ||
-                       p.cfg.repack != base.repack ||
+                       p.cfg.repack != base.repack || p.cfg.mmap != base.mmap || p.cfg.mlock != base.mlock ||
                        p.cfg.ctx_size != base.ctx_size ||
                        p.cfg.parallel != base.parallel || p.cfg.threads != base.threads ||
                        p.cfg.batch_size != base.batch_size || p.cfg.ubatch_size != base.ubatch_size ||

@@ -13,7 +13,9 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <sys/resource.h>
 
 namespace {
 
@@ -207,4 +209,73 @@ TEST(model_load, rope_frequency_factors_are_applied) {
     const std::vector<float> a = logits_of(with_factors), b = logits_of(linear), o = logits_of(src);
     EXPECT_LE(reference_rel_rms(a.data(), b.data(), a.size()), 1e-5);
     EXPECT_GT(reference_rel_rms(a.data(), o.data(), a.size()), 1e-3);
+}
+
+// Kilobytes of this process's memory locked in RAM (VmLck of /proc/self/status).
+static long locked_kb() {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("VmLck:", 0) == 0) return std::stol(line.substr(6));
+    }
+    return -1;
+}
+
+// Read into memory (--no-mmap) and locked in RAM (--mlock), with and without repacking: the same
+// weights, so the same logits bit for bit. A lock that succeeds shows in VmLck while the model
+// lives and is gone after; one the limit refuses (soft RLIMIT_MEMLOCK 0 here, unless the process
+// may lock regardless) is a warning naming the limit, never an error.
+TEST(model_load, read_and_locked_files_give_the_mapped_logits) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    const std::string path = dir + "/models/tiny-llama-q4_k_m.gguf";
+    const long locked_before = locked_kb();
+    auto logits_of = [&](bool mmap, bool mlock, bool repack) {
+        model_params mp;
+        mp.use_mmap = mmap;
+        mp.use_mlock = mlock;
+        mp.repack = repack;
+        std::vector<float> out;
+        {
+            auto m = model::load(path, mp);
+            bool refused = false;
+            for (const std::string & w : m->warnings()) {
+                EXPECT_NE(w.find("RLIMIT_MEMLOCK"), std::string::npos) << "unexpected warning: " << w;
+                refused = true;
+            }
+            EXPECT_TRUE(!refused || mlock);
+            if (mlock && !refused) {
+                EXPECT_GT(locked_kb(), locked_before + 1000);
+            }
+            const ggml_tensor * w = m->weights().layers[1].ffn_down;
+            EXPECT_EQ(ggml_backend_cpu_tensor_is_repacked(w), repack && ggml_backend_cpu_repack_supported(w));
+            context_params cp;
+            cp.n_ctx = 64;
+            cp.n_threads = 2;
+            context c(*m, cp);
+            llm_batch b;
+            for (int32_t i = 0; i < 8; ++i) b.add(200 + 11 * i, i, 0, i == 7);
+            EXPECT_EQ(c.decode(b), 0);
+            const float * r = c.logits(7);
+            out.assign(r, r + m->hparams().n_vocab);
+        }
+        EXPECT_EQ(locked_kb(), locked_before);
+        return out;
+    };
+    for (bool repack : {true, false}) {
+        SCOPED_TRACE(repack ? "repacked" : "file layout");
+        const std::vector<float> mapped = logits_of(true, false, repack);
+        EXPECT_EQ(logits_of(false, false, repack), mapped);
+        EXPECT_EQ(logits_of(true, true, repack), mapped);
+        EXPECT_EQ(logits_of(false, true, repack), mapped);
+        rlimit old{};
+        ASSERT_EQ(getrlimit(RLIMIT_MEMLOCK, &old), 0);
+        rlimit none = old;
+        none.rlim_cur = 0;
+        ASSERT_EQ(setrlimit(RLIMIT_MEMLOCK, &none), 0);
+        const std::vector<float> refused_mapped = logits_of(true, true, repack);
+        const std::vector<float> refused_read = logits_of(false, true, repack);
+        ASSERT_EQ(setrlimit(RLIMIT_MEMLOCK, &old), 0);
+        EXPECT_EQ(refused_mapped, mapped);
+        EXPECT_EQ(refused_read, mapped);
+    }
 }

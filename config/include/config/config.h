@@ -60,6 +60,8 @@ struct server_config {
     std::string pooling;             // --pooling: none, mean, cls, last or rank; "" = the model's
     bool embd_normalize = true;      // --embd-normalize: l2 (true) or none
     bool repack = true;              // --no-repack (false): CPU weights stay in the file's layout
+    bool mmap = true;                // --no-mmap (false): the model file is read, not mapped
+    bool mlock = false;              // --mlock: the weights are locked in RAM
     int ctx_size = 0;                // -c/--ctx-size: KV cache cells; 0 = the model's trained length
     int parallel = 4;                // -np/--parallel: slots decoded together (1..256)
     int threads = 0;                 // -t/--threads: compute threads; config_parse sets the

@@ -36,6 +36,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 class model_load_error : public std::runtime_error {
@@ -193,6 +194,9 @@ struct model_params {
     // their free memory); the output layer too when n_gpu_layers exceeds the layer count; < 0: all.
     int32_t n_gpu_layers = 0;
     bool use_mmap = true;      // false: read the file into memory (weights still not copied)
+    // Lock the weights in RAM (mlock: the file's bytes and the repacked copies), so that they
+    // are never paged out; a refusal (RLIMIT_MEMLOCK) becomes a warning, not an error.
+    bool use_mlock = false;
     // CPU weights read only by mul_mat (Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K) repacked at
     // load time into the interleaved layout of the CPU kernels (the file's pages are then
     // released); false, or the environment variable INFERD_NO_REPACK=1, keeps every weight in
@@ -286,4 +290,5 @@ private:
     ggml_context_ptr ctx_cpu_;                     // weight tensors on the CPU (no_alloc)
     std::vector<ggml_context_ptr> ctx_dev_;        // per GPU device of gpu_devs_
     std::vector<ggml_backend_buffer_ptr> buffers_; // the file-backed CPU buffer, device buffers
+    std::vector<std::pair<void *, size_t>> locked_; // mlocked ranges of buffers_, unlocked before they go
 };

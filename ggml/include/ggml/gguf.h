@@ -220,7 +220,8 @@ struct gguf_open_options {
     bool load_tensor_data = true;  // false: parse the header only; tensor_data() returns nullptr
     bool populate = false;         // mmap: MAP_POPULATE (pre-fault every page at open)
     bool will_need = false;        // mmap: madvise(MADV_WILLNEED) on the data section
-    bool mlock = false;            // mmap: lock the mapping in RAM; a refusal (RLIMIT_MEMLOCK) is a warning
+    bool mlock = false;            // lock the file's bytes in RAM (the mapping, or the buffer read);
+                                   // a refusal (RLIMIT_MEMLOCK) is a warning
 };
 
 struct gguf_parse_options {
@@ -284,7 +285,7 @@ private:
     const uint8_t * data_ = nullptr;       // the whole file's bytes (mapped, read, or borrowed)
     void * map_addr_ = nullptr;            // mmap
     size_t map_size_ = 0;
-    bool map_locked_ = false;
+    bool map_locked_ = false;              // the whole file's bytes (mapped or read) are mlocked
     std::unique_ptr<uint8_t[], void (*)(void *)> owned_{nullptr, nullptr};  // plain read
 };
 
