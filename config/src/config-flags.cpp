@@ -298,6 +298,14 @@ const config_flag k_flags[] = {
          return config_parse_int(v, 1, 256, "1..256", &c.io_threads, e);
      },
      nullptr, [](const server_config & d) { return std::to_string(d.io_threads); }},
+    {"HTTP", "max-connections", "", "N", "INFERD_MAX_CONNECTIONS",
+     "open connections at most; beyond, a new connection gets 503 with Retry-After and is closed "
+     "(0 = the open-file limit less 64)",
+     true, false, false, config_flag_action::set,
+     [](server_config & c, std::string_view v, std::string * e) {
+         return config_parse_int(v, 0, 1'000'000, "0..1000000", &c.max_connections, e);
+     },
+     nullptr, [](const server_config & d) { return std::to_string(d.max_connections); }},
     {"HTTP", "max-body-size", "", "BYTES", "INFERD_MAX_BODY_SIZE",
      "largest request body (K, M, G suffixes); larger ones get 413", true, false, false,
      config_flag_action::set,

@@ -81,6 +81,11 @@ struct server_core {
     std::atomic<bool> stopping{false};
     std::atomic<size_t> n_open{0};
     std::atomic<size_t> n_in_flight{0};
+    size_t max_open = 0;                // the connection limit in force (set by start)
+    std::atomic<size_t> n_refusing{0};  // 503 answers to connections over the limit in flight
+    std::atomic<uint64_t> n_refused{0};
+    std::atomic<int64_t> refused_logged_at{0};  // steady clock, ms: the last warning about refusals
+    std::atomic<uint64_t> refused_logged{0};    // n_refused at that warning
 
     std::mutex mu;               // guards sessions; with cv, waits on the counters
     std::condition_variable cv;  // notified when a counter drops
@@ -94,6 +99,11 @@ struct server_core {
     void access_log(const access_record & r);
     std::vector<std::shared_ptr<http_session>> live_sessions();
 };
+
+// The limit in force for opts.max_connections (0: from RLIMIT_NOFILE).
+size_t connection_limit(size_t configured);
+// Answers a connection over the limit with 503 + Retry-After and closes it (see http-refuse.cpp).
+void refuse_connection(server_core & core, tcp::socket sock);
 
 class http_response_impl final : public http_response {
 public:

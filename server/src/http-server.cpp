@@ -160,6 +160,7 @@ bool http_server::impl::start(std::string * error) {
         return fail("cannot listen on", ec);
     }
     bound_port = acceptor.local_endpoint(ec).port();
+    core.max_open = connection_limit(core.opts.max_connections);
     work.emplace(ioc.get_executor());
     net::post(acceptor.get_executor(), [this] { do_accept(); });
     const int n = std::max(1, core.opts.n_io_threads);
@@ -215,6 +216,11 @@ void http_server::impl::on_accept(beast::error_code ec, tcp::socket sock) {
     if (core.stopping.load()) {
         beast::error_code ignored;
         sock.close(ignored);
+        return;
+    }
+    if (core.n_open.load() >= core.max_open) {
+        refuse_connection(core, std::move(sock));
+        do_accept();
         return;
     }
     try {
@@ -297,6 +303,14 @@ void http_server::shutdown(std::chrono::milliseconds drain) {
 
 size_t http_server::open_connections() const {
     return impl_->core.n_open.load();
+}
+
+size_t http_server::max_connections() const {
+    return impl_->core.max_open;
+}
+
+uint64_t http_server::connections_refused() const {
+    return impl_->core.n_refused.load();
 }
 
 size_t http_server::requests_in_flight() const {

@@ -62,6 +62,9 @@ server_metrics::server_metrics() {
     draft_accepted_ = &r.add_counter("inferd_draft_accepted_total",
                                      "Draft tokens accepted: the model sampled the drafted token at its position.")
                            .with({});
+    connections_refused_ = &r.add_counter("inferd_http_connections_refused_total",
+                                          "Connections answered 503 because --max-connections were open.")
+                                .with({});
     model_info_ = &r.add_gauge("inferd_model_info", "The served model; the value is always 1.",
                                {"model", "architecture", "quantization", "ctx_size", "parallel"});
 }
@@ -100,6 +103,8 @@ void server_metrics::add_draft_tokens(uint64_t n, uint64_t accepted) {
     draft_tokens_->inc(static_cast<double>(n));
     draft_accepted_->inc(static_cast<double>(accepted));
 }
+
+void server_metrics::connection_refused() { connections_refused_->inc(); }
 
 void server_metrics::set_model_info(const server_model_info & info) {
     model_info_->clear();

@@ -50,6 +50,8 @@ bool server_app::start(std::string * error) {
     o.idle_timeout = s.cfg.idle_timeout;
     o.cors_origins = s.cfg.cors_origins;
     o.log_json = s.cfg.log_format == config_log_format::json;
+    o.max_connections = size_t(s.cfg.max_connections);
+    o.on_refused = [&s] { s.metrics.connection_refused(); };
     s.http = std::make_unique<http_server>(o, s.router, s.log);
     if (!s.http->start(error)) return false;
     s.log->info("listening on http://{}:{} (model {} loading)", s.cfg.host, s.http->port(), s.cfg.model_path);

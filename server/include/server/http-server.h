@@ -29,6 +29,8 @@
 // (method, path, status, bytes, duration, remote) through the logger; JSON lines when
 // log_json.
 //
+// Connections beyond max_connections get 503 with Retry-After (then the connection closes),
+// never an exhausted descriptor table.
 // Errors answered here (then the connection closes): 400 malformed request line / headers /
 // framing, 413 body over max_body_size (found from Content-Length before the body is read, or
 // while reading a chunked body), 431 header block over 64 KiB. A handler that throws, or drops
@@ -131,6 +133,11 @@ struct http_server_options {
     size_t stream_queue_limit = 8u << 20;
     std::vector<std::string> cors_origins;            // empty: no CORS headers
     bool log_json = false;
+    // Open connections at most; 0: the descriptor limit (RLIMIT_NOFILE) less 64, at least 16.
+    // A connection beyond it is accepted, answered 503 with Retry-After and closed, without
+    // reading its request; while 64 such answers are in flight, further ones are closed at once.
+    size_t max_connections = 0;
+    std::function<void()> on_refused;  // called (on an I/O thread) for each connection refused
 };
 
 class http_server {
@@ -147,6 +154,8 @@ public:
     // closed and the I/O threads are joined. Idempotent. Safe from any thread but the I/O ones.
     void shutdown(std::chrono::milliseconds drain);
     size_t open_connections() const;
+    size_t max_connections() const;     // the limit in force (max_connections, or the automatic one)
+    uint64_t connections_refused() const;
     size_t requests_in_flight() const;  // handlers called whose response has not ended
 
 private:

@@ -178,6 +178,7 @@ public:
     void decode_step(size_t n_tokens);          // one engine batch of n_tokens tokens
     // Speculative decoding: n draft tokens verified, `accepted` of them accepted.
     void add_draft_tokens(uint64_t n, uint64_t accepted);
+    void connection_refused();                  // a connection over --max-connections got 503
     void set_model_info(const server_model_info & info);  // replaces the previous one
 
     std::string render() const { return registry_.render(); }
@@ -199,6 +200,7 @@ private:
     metrics_counter * decode_steps_;
     metrics_counter * draft_tokens_;
     metrics_counter * draft_accepted_;
+    metrics_counter * connections_refused_;
     metrics_family<metrics_gauge> * model_info_;
 };
 
