@@ -76,6 +76,7 @@ struct batch_loop::impl {
     std::thread thread;
     std::function<void(int32_t)> step_observer;
     std::function<void(int32_t, int32_t)> draft_observer;
+    std::function<void(uint64_t, const std::string &)> error_observer;
     std::unique_ptr<spec_draft_model> drafter;  // params.spec.draft's context, when set
     int32_t step_drafted = 0, step_accepted = 0;  // draft tokens verified / accepted this step
 
@@ -127,6 +128,11 @@ struct batch_loop::impl {
     void verify_draft(batch_slot & s);  // after the decode: accept, correct, roll back
     void report_drafts();         // the step's counts to the stats and the observer
     void finish(batch_slot & s, gen_finish reason, const std::string & message = "");
+    // Faults (batch-faults.cpp): the request in s ends with an error, its cells leave the cache.
+    void fail_slot(batch_slot & s, const std::string & what);
+    void fail_step(const std::string & what);  // every request in a slot, and the embeddings
+    void fault(std::string_view site) const;   // params.fault_hook, when set
+    void after_decode_slot(batch_slot & s);
     void drop_cancelled();
     void update_stats();
 };

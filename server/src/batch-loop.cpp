@@ -81,7 +81,11 @@ void batch_loop::stop() {
         gen_usage u;
         u.prompt_tokens = int32_t(j->req.prompt.size());
         u.completion_tokens = int32_t(j->generated.size());
-        j->req.sink->on_finished(gen_finish::cancelled, u, "the server is shutting down");
+        try {
+            j->req.sink->on_finished(gen_finish::cancelled, u, "the server is shutting down");
+        } catch (...) {
+            // one failing sink does not keep the others from ending
+        }
     }
     s.stop_embd();
     s.update_stats();
@@ -167,6 +171,10 @@ void batch_loop::set_step_observer(std::function<void(int32_t)> f) { impl_->step
 
 void batch_loop::set_draft_observer(std::function<void(int32_t, int32_t)> f) { impl_->draft_observer = std::move(f); }
 
+void batch_loop::set_error_observer(std::function<void(uint64_t, const std::string &)> f) {
+    impl_->error_observer = std::move(f);
+}
+
 batch_loop_stats batch_loop::stats() const {
     const impl & s = *impl_;
     batch_loop_stats st;
@@ -191,7 +199,13 @@ void batch_loop::impl::run() {
             cv.wait(lk, [&] { return stopping || busy || !queue.empty() || !embd_queue.empty() || !embd_running.empty(); });
             if (stopping) return;
         }
-        step();
+        try {
+            step();
+        } catch (const std::exception & e) {
+            fail_step(e.what());
+        } catch (...) {
+            fail_step("an unknown exception");
+        }
     }
 }
 
@@ -204,9 +218,14 @@ bool batch_loop::impl::busy_generating() const {
 bool batch_loop::impl::step() {
     bool did = ctx && generation_step();
     if (embd_ctx) {
-        drop_cancelled_embd();
-        const size_t budget = busy_generating() ? params.ctx.n_ubatch : embd_ctx->params().n_batch;
-        did = embd_step(budget) || did;
+        try {
+            drop_cancelled_embd();
+            const size_t budget = busy_generating() ? params.ctx.n_ubatch : embd_ctx->params().n_batch;
+            did = embd_step(budget) || did;
+        } catch (const std::exception & e) {
+            embd_fail(std::string("internal error while computing embeddings: ") + e.what());
+            did = true;
+        }
     }
     return did;
 }
@@ -215,7 +234,13 @@ bool batch_loop::impl::generation_step() {
     drop_cancelled();
     admit_waiting();
     update_stats();  // the gauges show admitted requests before their first token goes out
-    if (spec_enabled()) propose_drafts();
+    if (spec_enabled()) {
+        try {
+            propose_drafts();
+        } catch (...) {
+            drop_drafts();  // speculation is optional: the step goes on without drafts
+        }
+    }
     llm_batch b;
     for (;;) {
         build_batch(b);
@@ -223,6 +248,7 @@ bool batch_loop::impl::generation_step() {
             update_stats();
             return false;
         }
+        fault("step");
         const int st = ctx->decode(b);
         if (st == decode_ok) break;
         // No room: first without drafts, then by evicting or preempting; the batch is rebuilt.
@@ -283,21 +309,28 @@ void batch_loop::impl::after_decode(const llm_batch & b) {
     (void) b;
     for (batch_slot & s : slots) {
         if (!s.job || s.n_added == 0) continue;
-        s.last_used = ++clock;
-        if (s.state == slot_state::generate && !s.draft.empty()) {
-            verify_draft(s);
-            continue;
+        try {
+            after_decode_slot(s);
+        } catch (const std::exception & e) {
+            fail_slot(s, e.what());
+        } catch (...) {
+            fail_slot(s, "an unknown exception");
         }
-        if (s.state == slot_state::generate) {
-            s.tokens.push_back(s.pending);
-            s.pending = -1;
-        } else {
-            if (s.job->wants_prompt_logits()) collect_prompt_logprobs(s);
-            const size_t done = s.tokens.size();
-            s.tokens.insert(s.tokens.end(), s.input.begin() + long(done), s.input.begin() + long(done + s.n_added));
-        }
-        if (s.logits_idx >= 0) sample_slot(s);
     }
+}
+
+void batch_loop::impl::after_decode_slot(batch_slot & s) {
+    s.last_used = ++clock;
+    if (s.state == slot_state::generate && !s.draft.empty()) return verify_draft(s);
+    if (s.state == slot_state::generate) {
+        s.tokens.push_back(s.pending);
+        s.pending = -1;
+    } else {
+        if (s.job->wants_prompt_logits()) collect_prompt_logprobs(s);
+        const size_t done = s.tokens.size();
+        s.tokens.insert(s.tokens.end(), s.input.begin() + long(done), s.input.begin() + long(done + s.n_added));
+    }
+    if (s.logits_idx >= 0) sample_slot(s);
 }
 
 // The prompt log-probabilities of the chunk s decoded this step (s.tokens not yet extended):
@@ -357,6 +390,7 @@ void batch_loop::impl::emit_sampled(batch_slot & s, const sampled_token & t) {
     out.id = t.id;
     out.logprob = t.logprob;
     out.top = t.top;
+    fault("token");
     if (!j.req.sink->on_token(out)) return finish(s, gen_finish::stop);
     if (j.grammar && j.grammar->is_complete()) return finish(s, gen_finish::stop);
     if (j.req.max_tokens >= 0 && int32_t(j.generated.size()) >= j.req.max_tokens) return finish(s, gen_finish::length);
@@ -377,7 +411,15 @@ void batch_loop::impl::finish(batch_slot & s, gen_finish reason, const std::stri
     u.cached_tokens = std::max(0, j->n_cached_first);
     u.draft_tokens = j->draft_tokens;
     u.draft_accepted = j->draft_accepted;
-    j->req.sink->on_finished(reason, u, message);
+    // The gauge drops before the answer goes out: a client that has its answer never sees its
+    // request still counted as running.
+    n_running = uint32_t(std::count_if(slots.begin(), slots.end(), [](const batch_slot & x) { return x.job != nullptr; }));
+    try {
+        j->req.sink->on_finished(reason, u, message);
+    } catch (...) {
+        // The sink failed to report the end: dropping it unanswered leaves the reply to its owner
+        // (the HTTP layer answers 500 for a response dropped without an answer).
+    }
 }
 
 void batch_loop::impl::drop_cancelled() {
@@ -401,7 +443,11 @@ void batch_loop::impl::drop_cancelled() {
         gen_usage u;
         u.prompt_tokens = int32_t(j->req.prompt.size());
         u.completion_tokens = int32_t(j->generated.size());
-        j->req.sink->on_finished(gen_finish::cancelled, u, "");
+        try {
+            j->req.sink->on_finished(gen_finish::cancelled, u, "");
+        } catch (...) {
+            // the client is gone anyway
+        }
     }
 }
 

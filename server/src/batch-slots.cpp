@@ -92,7 +92,14 @@ void batch_loop::impl::admit_waiting() {
         d.pending = -1;
         d.admitted = ++clock;
         d.last_used = clock;
-        d.job->req.sink->on_admitted(n_prompt, n_cached);
+        try {
+            fault("admit");
+            d.job->req.sink->on_admitted(n_prompt, n_cached);
+        } catch (const std::exception & e) {
+            fail_slot(d, e.what());
+        } catch (...) {
+            fail_slot(d, "an unknown exception");
+        }
     }
 }
 

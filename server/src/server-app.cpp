@@ -2,6 +2,7 @@
 #include "api/info-response.h"
 #include "api/tokenize.h"
 #include "engine/chat-render.h"
+#include "debug-faults.h"
 #include "server-app-impl.h"
 #include "spec-draft.h"
 
@@ -187,9 +188,13 @@ void server_app::impl::load_model() {
         bp.ctx.flash_attn = cfg.flash_attn;
         set_embedding_params(bp);
         set_spec_params(bp);
+        bp.fault_hook = debug_fault_hook_from_env(*log);
         loop = std::make_unique<batch_loop>(*mdl, bp);
         loop->set_step_observer([this](int32_t n) { metrics.decode_step(size_t(n)); });
         loop->set_draft_observer([this](int32_t n, int32_t a) { metrics.add_draft_tokens(uint64_t(n), uint64_t(a)); });
+        loop->set_error_observer([this](uint64_t id, const std::string & what) {
+            log->error("request {} failed: {}", id, what);
+        });
         loop->start();
         server_model_info info;
         info.model = model_id;

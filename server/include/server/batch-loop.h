@@ -56,6 +56,16 @@
 // input is never split; requests are served in order. With params.generation false there is no
 // generation context at all (encoder-only models): submit() refuses every request.
 //
+// Faults: an exception while serving one request (its sink, its sampler, its prompt
+// log-probabilities) ends that request with `error` and a message naming the failure, its
+// cells leave the cache, and the other requests go on. An exception that escapes a whole step
+// (an allocation in a decode, the draft model) ends the requests of that step the same way;
+// a draft model's failure only drops the step's drafts. The loop thread never dies of a
+// request; set_error_observer sees each such failure (for the log).
+// params.fault_hook, when set, is called at the sites "admit" (a request takes a slot), "token"
+// (before a sampled token goes to the sink) and "step" (before each decode) and may throw:
+// tests and INFERD_DEBUG_FAULTS use it to inject failures.
+//
 // Speculative decoding (params.spec): a generating slot may put its pending token plus k draft
 // tokens into one step, with logits at each of those positions. Drafts come from n-gram lookup in
 // the slot's own tokens (spec.ngram > 0: the tokens that followed the most recent earlier
@@ -87,6 +97,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 class grammar_program;
@@ -175,6 +186,7 @@ struct batch_loop_params {
     pooling_type pooling = pooling_type::unspecified;  // of the embeddings context
     uint32_t embd_max_tokens = 8192;  // the longest embedding input (also bounded by n_ctx)
     batch_loop_spec_params spec;      // speculative decoding (off by default)
+    std::function<void(std::string_view site)> fault_hook;  // see "Faults" above
 };
 
 struct batch_loop_stats {
@@ -210,6 +222,8 @@ public:
     // Called after every step that verified drafts (on the loop thread), for metrics: the draft
     // tokens verified in that step and how many of them were accepted.
     void set_draft_observer(std::function<void(int32_t n_drafted, int32_t n_accepted)> f);
+    // Called (on the loop thread) when an exception ended a request: its id and what happened.
+    void set_error_observer(std::function<void(uint64_t request_id, const std::string & what)> f);
 
     // Queues an embedding request (thread-safe). False with *why when the loop has no
     // embeddings context, the queue is full, or an input is empty, too long or outside the
