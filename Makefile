@@ -4,15 +4,14 @@
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
-FUZZ_SECONDS ?= 60
-JINJA_FUZZ_SECONDS ?= 45
+FUZZ_SECONDS ?= 600
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
 # Other targets: demo-tensor (the tensor-library demo), bench (the CPU speed table), bench-compare
 # (the same side by side with the reference engine), server-compare (the server side by side with
 # llama-server), bench-kernels, bench-grammar.
-.PHONY: all deps configure build serve demo-tensor test test-release test-asan test-fuzz bench-models bench bench-compare server-compare bench-kernels bench-grammar gpu-check clean
+.PHONY: all deps configure build serve demo-tensor test test-release test-asan test-fuzz fuzz bench-models bench bench-compare server-compare bench-kernels bench-grammar gpu-check clean
 
 all: build
 
@@ -57,11 +56,15 @@ test-asan: deps
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --output-on-failure -j$(JOBS)
 
-# The GGUF reader fuzzer (libFuzzer, clang tree in $(BUILD_FUZZ)) for FUZZ_SECONDS, then the Jinja
-# engine's for JINJA_FUZZ_SECONDS; skips with a reason when clang or libFuzzer is
-# missing (fails under CI=true).
+# The libFuzzer targets (clang tree in $(BUILD_FUZZ); tests/fuzz/run-fuzz.sh lists them): GGUF
+# reader, Jinja engine, API request parsers, HTTP layer, streamed text, each for its budget in
+# `make test` (about 3 minutes in all); skips with a reason when clang or libFuzzer is missing
+# (fails under CI=true). `make fuzz` runs each for FUZZ_SECONDS (FUZZ_TARGETS="api http" for some).
 test-fuzz: deps
-	JOBS=$(JOBS) JINJA_FUZZ_SECONDS=$(JINJA_FUZZ_SECONDS) bash tests/fuzz/run-fuzz.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
+	JOBS=$(JOBS) bash tests/fuzz/run-fuzz.sh $(BUILD_FUZZ)
+
+fuzz: deps
+	JOBS=$(JOBS) FUZZ_TARGETS="$(FUZZ_TARGETS)" bash tests/fuzz/run-fuzz.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
 
 # The CPU speed table (README "Performance"): the TinyLlama-shaped synthetic model (2048 wide,
 # 22 layers, 32 / 4 heads, 5632 FF, 32000 vocab; random weights) in F16, Q8_0 and Q4_K_M,

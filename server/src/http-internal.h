@@ -13,10 +13,14 @@
 #include <boost/beast/core.hpp>
 // GCC 12 with -fsanitize flags a false -Wmaybe-uninitialized in Beast's parser (a
 // boost::optional returned as boost::none, basic_parser.hpp); it is Boost's code, not ours.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <boost/beast/http.hpp>
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 #include <atomic>
 #include <condition_variable>

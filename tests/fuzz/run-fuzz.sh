@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets in their own clang tree and runs the GGUF reader fuzzer and then
-# the Jinja engine fuzzer, each for a bounded time. Used by `make test` (60 s for GGUF, 45 s for
-# Jinja: JINJA_FUZZ_SECONDS); run them longer by hand, e.g.
-#   JINJA_FUZZ_SECONDS=600 tests/fuzz/run-fuzz.sh build-fuzz 600
+# Builds the libFuzzer targets in their own clang tree and runs each for a bounded time:
+#   fuzz-gguf    the GGUF reader (60 s by default)
+#   fuzz-jinja   the Jinja engine (45 s)
+#   fuzz-api     the API's request parsers: completions, chat, embeddings, rerank, (de)tokenize (30 s)
+#   fuzz-http    the server's HTTP layer over loopback: request line, headers, bodies, limits (40 s)
+#   fuzz-stream  streamed text: UTF-8 completion and stop strings (20 s)
+# `make test` runs them with these budgets; `make fuzz FUZZ_SECONDS=N` gives each N seconds:
+#   tests/fuzz/run-fuzz.sh build-fuzz 600            # every target 600 s
+#   FUZZ_TARGETS="api http" tests/fuzz/run-fuzz.sh build-fuzz 300
 # Without clang or libFuzzer's runtime it prints why and skips (it fails under CI=true, where
-# tools/install-deps.sh installs them). Findings (crash inputs) go to BUILD/fuzz-artifacts/.
+# tools/install-deps.sh installs them). Findings (crash inputs) go to BUILD/fuzz-artifacts/;
+# a finding that was fixed goes into the target's seeds (tests/fuzz/seeds-*), so every run
+# replays it.
 set -euo pipefail
 
 build="${1:-build-fuzz}"
-seconds="${2:-60}"
-jinja_seconds="${JINJA_FUZZ_SECONDS:-45}"
+seconds="${2:-}"
+targets="${FUZZ_TARGETS:-gguf jinja api http stream}"
 jobs="${JOBS:-2}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
@@ -33,38 +40,66 @@ clang++ -fsanitize=fuzzer,address,undefined "$probe_dir/p.cpp" -o "$probe_dir/p"
 
 CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERD_FUZZ=ON -DINFERD_CUDA=OFF \
   -DINFERD_BUILD_BENCHMARKS=OFF >/dev/null
-cmake --build "$build" -j"$jobs" --target fuzz-gguf fuzz-jinja
+build_targets=""
+for t in $targets; do build_targets="$build_targets fuzz-$t"; done
+cmake --build "$build" -j"$jobs" --target $build_targets
 
-# Seeds: our own small files (every value type, nested arrays, v2, alignment 64) and the first
-# 64 KiB of each shipped .gguf (the fuzzer reads at most -max_len bytes of an input anyway).
-seeds="$build/fuzz-seeds"
-corpus="$build/fuzz-corpus"
-artifacts="$build/fuzz-artifacts"
-mkdir -p "$seeds" "$corpus" "$artifacts"
-cp tests/fuzz/seeds/*.gguf "$seeds/"
 testdata="${INFERD_TESTDATA:-../shared/testdata}"
-if [ -d "$testdata" ]; then
-  for f in "$testdata"/vocab/*.gguf "$testdata"/models/*.gguf; do
-    [ -f "$f" ] && head -c 65536 "$f" > "$seeds/$(basename "$f")"
-  done
-else
-  echo "fuzz: $testdata not found: seeding with tests/fuzz/seeds only"
-fi
+artifacts="$build/fuzz-artifacts"
+mkdir -p "$artifacts"
 
-echo "fuzz: running fuzz-gguf for ${seconds} s"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  "$build/tests/fuzz-gguf" -max_len=65536 -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 \
-  -print_final_stats=1 -artifact_prefix="$artifacts/" "$corpus" "$seeds"
+# run NAME DEFAULT_SECONDS MAX_LEN [extra libFuzzer flags]: seeds in $build/fuzz-NAME-seeds,
+# the growing corpus in $build/fuzz-NAME-corpus.
+run() {
+  local name="$1" budget="${seconds:-$2}" max_len="$3"
+  shift 3
+  echo "fuzz: running fuzz-$name for ${budget} s"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    "$build/tests/fuzz-$name" -max_len="$max_len" -max_total_time="$budget" -timeout=20 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$artifacts/$name-" "$@" "$build/fuzz-$name-corpus" "$build/fuzz-$name-seeds"
+}
 
-# The Jinja engine: seeds are our small templates and the real chat templates of the golden data.
-jinja_seeds="$build/fuzz-jinja-seeds"
-jinja_corpus="$build/fuzz-jinja-corpus"
-mkdir -p "$jinja_seeds" "$jinja_corpus"
-cp tests/fuzz/seeds-jinja/*.jinja "$jinja_seeds/"
-if [ -d "$testdata/chat/templates" ]; then
-  cp "$testdata"/chat/templates/*.jinja "$jinja_seeds/"
-fi
-echo "fuzz: running fuzz-jinja for ${jinja_seconds} s"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  "$build/tests/fuzz-jinja" -max_len=65536 -max_total_time="$jinja_seconds" -timeout=20 -rss_limit_mb=2048 \
-  -dict=tests/fuzz/jinja.dict -print_final_stats=1 -artifact_prefix="$artifacts/jinja-" "$jinja_corpus" "$jinja_seeds"
+seed_dir() {  # a fresh seed folder for target $1
+  rm -rf "$build/fuzz-$1-seeds"
+  mkdir -p "$build/fuzz-$1-seeds" "$build/fuzz-$1-corpus"
+  echo "$build/fuzz-$1-seeds"
+}
+
+for t in $targets; do
+  case "$t" in
+    gguf)
+      # Our own small files (every value type, nested arrays, v2, alignment 64) and the first
+      # 64 KiB of each shipped .gguf (the fuzzer reads at most -max_len bytes of an input anyway).
+      s="$(seed_dir gguf)"
+      cp tests/fuzz/seeds/*.gguf "$s/"
+      if [ -d "$testdata" ]; then
+        for f in "$testdata"/vocab/*.gguf "$testdata"/models/*.gguf; do
+          [ -f "$f" ] && head -c 65536 "$f" > "$s/$(basename "$f")"
+        done
+      else
+        echo "fuzz: $testdata not found: seeding fuzz-gguf with tests/fuzz/seeds only"
+      fi
+      run gguf 60 65536 ;;
+    jinja)
+      # Our small templates and the real chat templates of the golden data.
+      s="$(seed_dir jinja)"
+      cp tests/fuzz/seeds-jinja/*.jinja "$s/"
+      if [ -d "$testdata/chat/templates" ]; then cp "$testdata"/chat/templates/*.jinja "$s/"; fi
+      run jinja 45 65536 -dict=tests/fuzz/jinja.dict ;;
+    api)
+      s="$(seed_dir api)"
+      cp tests/fuzz/seeds-api/* "$s/"
+      run api 30 65536 -dict=tests/fuzz/json.dict ;;
+    http)
+      s="$(seed_dir http)"
+      cp tests/fuzz/seeds-http/* "$s/"
+      run http 40 16384 -dict=tests/fuzz/http.dict ;;
+    stream)
+      s="$(seed_dir stream)"
+      cp tests/fuzz/seeds-stream/* "$s/"
+      run stream 20 4096 ;;
+    *)
+      echo "fuzz: unknown target '$t' (gguf, jinja, api, http, stream)" >&2
+      exit 2 ;;
+  esac
+done
