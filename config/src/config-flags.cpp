@@ -325,6 +325,20 @@ const config_flag k_flags[] = {
          return config_parse_seconds(v, 1, 86'400'000, &c.idle_timeout, e);
      },
      nullptr, [](const server_config & d) { return config_seconds_text(d.idle_timeout); }},
+    {"HTTP", "body-timeout", "", "SECONDS", "INFERD_BODY_TIMEOUT",
+     "a request body that takes longer to arrive (after its header) is dropped", true, false, false,
+     config_flag_action::set,
+     [](server_config & c, std::string_view v, std::string * e) {
+         return config_parse_seconds(v, 1, 86'400'000, &c.body_timeout, e);
+     },
+     nullptr, [](const server_config & d) { return config_seconds_text(d.body_timeout); }},
+    {"HTTP", "write-timeout", "", "SECONDS", "INFERD_WRITE_TIMEOUT",
+     "a client that reads nothing of its response for this long is dropped (its request is cancelled)", true,
+     false, false, config_flag_action::set,
+     [](server_config & c, std::string_view v, std::string * e) {
+         return config_parse_seconds(v, 1, 86'400'000, &c.write_timeout, e);
+     },
+     nullptr, [](const server_config & d) { return config_seconds_text(d.write_timeout); }},
     {"HTTP", "shutdown-timeout", "", "SECONDS", "INFERD_SHUTDOWN_TIMEOUT",
      "on SIGTERM / SIGINT, how long in-flight requests may finish", true, false, false,
      config_flag_action::set,

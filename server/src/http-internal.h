@@ -205,6 +205,10 @@ private:
     bool chunked_ = false;
     bool counted_ = false;  // the request counts in requests_in_flight
     phase phase_ = phase::idle;
+    // Keeps the session alive while a request is handled: with pipelined bytes buffered no read
+    // is pending, and the response holds the session only weakly. Released when the response
+    // ends or the connection closes.
+    std::shared_ptr<http_session> hold_;
 
     // The current request / response.
     uint64_t resp_id_ = 0;

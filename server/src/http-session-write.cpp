@@ -189,6 +189,7 @@ void http_session::finish_response() {
     log_access(false);
     phase_ = phase::idle;
     current_.reset();
+    const std::shared_ptr<http_session> self = std::move(hold_);  // alive to the end of this call
     if (counted_) {
         counted_ = false;
         core_.request_finished();

@@ -95,6 +95,7 @@ void http_session::close() {
         phase_ = phase::idle;
     }
     current_.reset();
+    hold_.reset();  // last: may destroy this session
 }
 
 // ---- timers -------------------------------------------------------------------------------
@@ -269,6 +270,7 @@ void http_session::handle_request() {
     chunked_ = false;
     started_at_ = std::chrono::steady_clock::now();
     phase_ = phase::handling;
+    hold_ = shared_from_this();
     counted_ = true;
     core_.request_started();
 

@@ -49,6 +49,8 @@ bool server_app::start(std::string * error) {
     o.max_body_size = s.cfg.max_body_size;
     o.header_timeout = s.cfg.header_timeout;
     o.idle_timeout = s.cfg.idle_timeout;
+    o.body_timeout = s.cfg.body_timeout;
+    o.write_timeout = s.cfg.write_timeout;
     o.cors_origins = s.cfg.cors_origins;
     o.log_json = s.cfg.log_format == config_log_format::json;
     o.max_connections = size_t(s.cfg.max_connections);

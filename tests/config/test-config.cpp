@@ -84,6 +84,8 @@ static std::vector<flag_case> flag_cases() {
         {"max-body-size", {"--max-body-size", "1MiB"}, [](auto & c) { EXPECT_EQ(c.max_body_size, size_t{1} << 20); }},
         {"header-timeout", {"--header-timeout", "2.5"}, [](auto & c) { EXPECT_EQ(c.header_timeout, 2500ms); }},
         {"idle-timeout", {"--idle-timeout", "5"}, [](auto & c) { EXPECT_EQ(c.idle_timeout, 5s); }},
+        {"body-timeout", {"--body-timeout", "3"}, [](auto & c) { EXPECT_EQ(c.body_timeout, 3s); }},
+        {"write-timeout", {"--write-timeout", "4"}, [](auto & c) { EXPECT_EQ(c.write_timeout, 4s); }},
         {"shutdown-timeout", {"--shutdown-timeout", "0"}, [](auto & c) { EXPECT_EQ(c.shutdown_timeout, 0ms); }},
         {"cors-origin",
          {"--cors-origin", "https://a.example", "--cors-origin", "http://b.example:8000, *"},
@@ -180,7 +182,7 @@ TEST(config, every_variable_is_read) {
         {"INFERD_FLASH_ATTN", "0"},         {"INFERD_CACHE_TYPE_K", "f32"},   {"INFERD_CACHE_TYPE_V", "q8_0"},
         {"INFERD_MAX_QUEUE", "7"},          {"INFERD_HOST", "10.0.0.7"},      {"INFERD_PORT", "7"},
         {"INFERD_IO_THREADS", "7"},         {"INFERD_MAX_CONNECTIONS", "7"},         {"INFERD_MAX_BODY_SIZE", "7K"},   {"INFERD_HEADER_TIMEOUT", "7"},
-        {"INFERD_IDLE_TIMEOUT", "7"},       {"INFERD_SHUTDOWN_TIMEOUT", "7"}, {"INFERD_CORS_ORIGIN", "*"},
+        {"INFERD_IDLE_TIMEOUT", "7"},       {"INFERD_BODY_TIMEOUT", "7"},     {"INFERD_WRITE_TIMEOUT", "7"},       {"INFERD_SHUTDOWN_TIMEOUT", "7"}, {"INFERD_CORS_ORIGIN", "*"},
         {"INFERD_LOG_FORMAT", "json"},      {"INFERD_API_KEY", "k"},          {"INFERD_METRICS_KEY", "m"},
         {"INFERD_MODEL_DRAFT", "d.gguf"},   {"INFERD_DRAFT_MAX", "7"},        {"INFERD_DRAFT_MIN", "7"},
         {"INFERD_DRAFT_P_MIN", "0.25"},     {"INFERD_SPEC_NGRAM", "7"},
@@ -216,6 +218,7 @@ TEST(config, every_variable_is_read) {
                        p.cfg.spec_ngram != base.spec_ngram ||
                        p.cfg.io_threads != base.io_threads || p.cfg.max_connections != base.max_connections || p.cfg.max_body_size != base.max_body_size ||
                        p.cfg.header_timeout != base.header_timeout || p.cfg.idle_timeout != base.idle_timeout ||
+                       p.cfg.body_timeout != base.body_timeout || p.cfg.write_timeout != base.write_timeout ||
                        p.cfg.shutdown_timeout != base.shutdown_timeout || p.cfg.cors_origins != base.cors_origins ||
                        p.cfg.log_format != base.log_format || p.cfg.api_keys != base.api_keys ||
                        p.cfg.api_key_file != base.api_key_file || p.cfg.metrics_key != base.metrics_key ||

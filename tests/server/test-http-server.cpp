@@ -112,6 +112,24 @@ TEST_F(http_fixture, keep_alive_serves_requests_in_sequence_and_pipelined) {
     EXPECT_EQ(srv->open_connections(), 1u);
 }
 
+// A request pipelined behind one whose handler answers later (as the model's routes do): the
+// connection stays up with no read pending, and both are answered in order.
+TEST_F(http_fixture, pipelined_request_behind_a_pending_response) {
+    start();
+    test_conn c(port);
+    ASSERT_TRUE(c.send(test_request("GET", "/park") + test_request("POST", "/echo", "next")));
+    std::shared_ptr<http_response> res = parked.take();
+    ASSERT_TRUE(res);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_FALSE(res->closed());
+    res->respond(200, "text/plain", "parked answer");
+    auto r1 = c.read_response();
+    auto r2 = c.read_response();
+    ASSERT_TRUE(r1 && r2);
+    EXPECT_EQ(r1->body, "parked answer");
+    EXPECT_EQ(r2->body, "next");
+}
+
 TEST_F(http_fixture, connection_close_is_honoured) {
     start();
     test_conn c(port);

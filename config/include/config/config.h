@@ -90,6 +90,8 @@ struct server_config {
     size_t max_body_size = size_t{16} << 20;          // --max-body-size (accepts K/M/G suffixes)
     std::chrono::milliseconds header_timeout{10'000};  // --header-timeout SECONDS
     std::chrono::milliseconds idle_timeout{60'000};    // --idle-timeout SECONDS
+    std::chrono::milliseconds body_timeout{60'000};    // --body-timeout SECONDS
+    std::chrono::milliseconds write_timeout{60'000};   // --write-timeout SECONDS
     std::chrono::milliseconds shutdown_timeout{30'000};  // --shutdown-timeout SECONDS (drain)
     std::vector<std::string> cors_origins;  // --cors-origin (repeatable or comma list); "*" = any
     config_log_format log_format = config_log_format::text;  // --log-format text|json
