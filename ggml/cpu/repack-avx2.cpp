@@ -116,8 +116,10 @@ void tile_iq4_nl(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, siz
     tile_signed<signed_iq4_nl, NC>(nb, gb, h, col, ldb, y, ldy, rows);
 }
 
-template <int NC>
+// Q4_0, and with HI Q5_0: the fifth bits (bit s of each byte for step s) merged in as bit 4.
+template <int NC, bool HI = false>
 void tile_q4_0(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    constexpr size_t group_bytes = HI ? ggml_repack_q5_0_group_bytes : ggml_repack_q4_0_group_bytes;
     __m256 sum[NC];
     const block_q8_0 * act[NC];
     const uint8_t * sums[NC];
@@ -129,14 +131,19 @@ void tile_q4_0(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
     }
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     for (int64_t i = 0; i < nb; ++i) {
-        const uint8_t * g = gb + size_t(i) * ggml_repack_q4_0_group_bytes;
+        const uint8_t * g = gb + size_t(i) * group_bytes;
         __m256i acc[NC];
 #pragma GCC unroll 16
-        for (int c = 0; c < NC; ++c) acc[c] = _mm256_set1_epi32(load_i32(sums[c] + 4 * i) / 16);  // -8 * sum a
+        for (int c = 0; c < NC; ++c) acc[c] = _mm256_set1_epi32(load_i32(sums[c] + 4 * i) / (HI ? 8 : 16));  // -16 / -8 * sum a
 #pragma GCC unroll 16
         for (int s = 0; s < 8; ++s) {
             const __m256i v = load_half(g + ggml_repack_q4_0_qs + 64 * (s % 4) + 32 * h);
-            const __m256i w = _mm256_and_si256(s < 4 ? v : _mm256_srli_epi16(v, 4), low4);
+            __m256i w = _mm256_and_si256(s < 4 ? v : _mm256_srli_epi16(v, 4), low4);
+            if constexpr (HI) {
+                const __m256i hv = load_half(g + ggml_repack_q5_0_qh + 32 * h);
+                const __m256i hb = s < 4 ? _mm256_slli_epi16(hv, 4 - s) : _mm256_srli_epi16(hv, s - 4);
+                w = _mm256_or_si256(w, _mm256_and_si256(hb, _mm256_set1_epi8(0x10)));
+            }
 #pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) acc[c] = dot4(acc[c], w, bcast(act[c][i].qs + 4 * s));
         }
@@ -306,6 +313,57 @@ void tile_q6_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
     store_half<NC>(sum, y, ldy, rows);
 }
 
+// IQ4_XS: per sub-block the signed codebook values as |a| x (w with a's sign) into int32 (Q8_K
+// codes may be -128, whose negation leaves a byte; no codebook value's does), weighted by ls - 32 in int32 (the plain kernel's integer sum), scaled once per block.
+template <int NC>
+void tile_iq4_xs(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy,
+                 int rows) {
+    const __m256i cb = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(ggml_iq4nl_codebook)));
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    __m256 sum[NC];
+    const block_q8_K * act[NC];
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c) {
+        sum[c] = _mm256_setzero_ps();
+        act[c] = reinterpret_cast<const block_q8_K *>(col + size_t(c) * ldb);
+    }
+    for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t * g = gb + size_t(i) * ggml_repack_iq4_xs_group_bytes;
+        __m256i isum[NC];
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) isum[c] = _mm256_setzero_si256();
+        for (int t = 0; t < 4; ++t)
+#pragma GCC unroll 2
+        for (int nib = 0; nib < 2; ++nib) {
+            const int j = 2 * t + nib;  // sub-block
+            const uint8_t * qs = g + ggml_repack_iq4_xs_qs + 512 * t + 32 * h;
+            __m256i acc[NC];
+#pragma GCC unroll 16
+            for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_si256();
+#pragma GCC unroll 16
+            for (int s = 0; s < 8; ++s) {
+                const __m256i v = load_half(qs + 64 * s);
+                const __m256i w = _mm256_shuffle_epi8(cb, _mm256_and_si256(nib ? _mm256_srli_epi16(v, 4) : v, low4));
+#pragma GCC unroll 16
+                for (int c = 0; c < NC; ++c) {
+                    const __m256i a = bcast(act[c][i].qs + 32 * j + 4 * s);
+                    acc[c] = dot4(acc[c], _mm256_abs_epi8(a), _mm256_sign_epi8(w, a));
+                }
+            }
+            const __m256i sc = _mm256_cvtepi8_epi32(
+                _mm_loadl_epi64(reinterpret_cast<const __m128i *>(g + ggml_repack_iq4_xs_sc + 16 * j + 8 * h)));
+#pragma GCC unroll 16
+            for (int c = 0; c < NC; ++c) isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(acc[c], sc));
+        }
+        const __m256 d = load_f16x8(g + 16 * h);
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) {
+            sum[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, _mm256_set1_ps(act[c][i].d)), sum[c]);
+        }
+    }
+    store_half<NC>(sum, y, ldy, rows);
+}
+
 using tile_fn = void (*)(int64_t, const uint8_t *, int, const uint8_t *, size_t, float *, int64_t, int);
 
 template <tile_fn F1, tile_fn F2, tile_fn F3, tile_fn F4>
@@ -336,6 +394,12 @@ void dot_q4_0_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void
     run_tiles<tile_q4_0<1>, tile_q4_0<2>, tile_q4_0<3>, tile_q4_0<4>>(k / QK4_0, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
+void dot_q5_0_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                   float * y, int64_t ldy) {
+    run_tiles<tile_q4_0<1, true>, tile_q4_0<2, true>, tile_q4_0<3, true>, tile_q4_0<4, true>>(k / QK5_0, a, lda, nr, b, ldb,
+                                                                                            nc, y, ldy);
+}
+
 void dot_iq4_nl_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                      float * y, int64_t ldy) {
     run_tiles<tile_iq4_nl<1>, tile_iq4_nl<2>, tile_iq4_nl<3>, tile_iq4_nl<4>>(k / QK4_NL, a, lda, nr, b, ldb, nc, y, ldy);
@@ -357,6 +421,11 @@ void dot_q6_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void
     run_tiles<tile_q6_K<1>, tile_q6_K<2>, tile_q6_K<3>, tile_q6_K<4>>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
+void dot_iq4_xs_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                     float * y, int64_t ldy) {
+    run_tiles<tile_iq4_xs<1>, tile_iq4_xs<2>, tile_iq4_xs<3>, tile_iq4_xs<4>>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
 void act_q8_0_avx2(const float * x, void * y, int64_t k) {
     ggml_quantize_row_q8_0_avx2(x, y, k);
     ggml_repack_q8_0_sums(y, k);
@@ -364,10 +433,13 @@ void act_q8_0_avx2(const float * x, void * y, int64_t k) {
 
 }  // namespace
 
-// Table order of mul-mat.h (see repack-scalar.cpp).
-const ggml_repack_kernels ggml_repack_kernels_avx2 = {
-    {nullptr, nullptr, nullptr, dot_q4_0_avx2, nullptr, nullptr, nullptr, dot_q8_0_avx2, nullptr, nullptr,
-     dot_q4_K_avx2, dot_q5_K_avx2, dot_q6_K_avx2, dot_iq4_nl_avx2, nullptr, nullptr},
-    {nullptr, nullptr, nullptr, act_q8_0_avx2, nullptr, nullptr, nullptr, act_q8_0_avx2, nullptr, nullptr,
-     ggml_quantize_row_q8_K_avx2, ggml_quantize_row_q8_K_avx2, ggml_quantize_row_q8_K_avx2, act_q8_0_avx2, nullptr, nullptr},
-};
+constinit const ggml_repack_kernels ggml_repack_kernels_avx2 = ggml_repack_make_kernels({
+    ggml_repack_entry{GGML_TYPE_Q4_0, dot_q4_0_avx2, act_q8_0_avx2},
+    ggml_repack_entry{GGML_TYPE_Q8_0, dot_q8_0_avx2, act_q8_0_avx2},
+    ggml_repack_entry{GGML_TYPE_IQ4_NL, dot_iq4_nl_avx2, act_q8_0_avx2},
+    ggml_repack_entry{GGML_TYPE_Q4_K, dot_q4_K_avx2, ggml_quantize_row_q8_K_avx2},
+    ggml_repack_entry{GGML_TYPE_Q5_K, dot_q5_K_avx2, ggml_quantize_row_q8_K_avx2},
+    ggml_repack_entry{GGML_TYPE_Q6_K, dot_q6_K_avx2, ggml_quantize_row_q8_K_avx2},
+    ggml_repack_entry{GGML_TYPE_IQ4_XS, dot_iq4_xs_avx2, ggml_quantize_row_q8_K_avx2},
+    ggml_repack_entry{GGML_TYPE_Q5_0, dot_q5_0_avx2, act_q8_0_avx2},
+});

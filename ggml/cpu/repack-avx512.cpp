@@ -76,8 +76,8 @@ void store_tile_mem(const float (*sum)[16], float * y, int64_t ldy, int rows) {
     for (int c = 0; c < NC; ++c) _mm512_mask_storeu_ps(y + c * ldy, m, _mm512_load_ps(sum[c]));
 }
 
-// ---- 32-element formats against Q8_0 activations: Q8_0 (codes + 128) and Q4_0 (codes
-// 0..15); the per-block activation sum (-128 * sum a, or -8 * sum a) starts the accumulator ----
+// ---- 32-element formats against Q8_0 activations: Q8_0 (codes + 128), Q4_0 (codes 0..15) and
+// Q5_0 (0..31); the per-block activation sum (-128, -8 or -16 * sum a) starts the accumulator ----
 
 struct fmt_q8_0 {
     static constexpr size_t bytes = ggml_repack_q8_0_group_bytes;
@@ -92,6 +92,19 @@ struct fmt_q4_0 {
         return _mm512_and_si512(s < 4 ? v : _mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0F));
     }
     static int32_t offset(int32_t neg128_sum) { return neg128_sum / 16; }  // exact: -8 * sum a
+};
+
+// Q5_0: Q4_0's nibbles with the fifth bits (bit s of each byte for step s) as bit 4.
+struct fmt_q5_0 {
+    static constexpr size_t bytes = ggml_repack_q5_0_group_bytes;
+    static __m512i step(const uint8_t * g, int s) {
+        const __m512i v = load_v(g + ggml_repack_q4_0_qs + 64 * (s % 4));
+        const __m512i hv = load_v(g + ggml_repack_q5_0_qh);
+        const __m512i hb = s < 4 ? _mm512_slli_epi16(hv, 4 - s) : _mm512_srli_epi16(hv, s - 4);
+        const __m512i hb16 = _mm512_and_si512(hb, _mm512_set1_epi8(0x10));
+        return _mm512_ternarylogic_epi32(s < 4 ? v : _mm512_srli_epi16(v, 4), hb16, _mm512_set1_epi8(0x0F), 0xEC);
+    }
+    static int32_t offset(int32_t neg128_sum) { return neg128_sum / 8; }  // exact: -16 * sum a
 };
 
 // IQ4_NL: the nibbles through the codebook + 128 (u8), so the -128 * sum a offset of Q8_0.
@@ -151,6 +164,11 @@ void tile_q8_0(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
 template <int NC>
 void tile_q4_0(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
     tile_32<fmt_q4_0, NC>(nb, gb, col, ldb, y, ldy, rows);
+}
+
+template <int NC>
+void tile_q5_0(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    tile_32<fmt_q5_0, NC>(nb, gb, col, ldb, y, ldy, rows);
 }
 
 template <int NC>
@@ -326,6 +344,67 @@ void tile_q6_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
     store_tile_mem<NC>(sum, y, ldy, rows);
 }
 
+// ---- IQ4_XS ----
+
+// Codebook + 128 (u8) of the nibbles (low for h = 0) of the code vector at p.
+inline __m512i iq4_codes_u8(const uint8_t * p, int h) {
+    const __m128i cb = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i *>(ggml_iq4nl_codebook)),
+                                     _mm_set1_epi8(char(0x80)));
+    const __m512i v = load_v(p);
+    return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(cb), _mm512_and_si512(h ? _mm512_srli_epi16(v, 4) : v, _mm512_set1_epi8(0x0F)));
+}
+
+// Per sub-block j the exact sum of codebook values x activations (the accumulator starts at
+// -128 * the sub-block's activation sum), weighted by ls - 32 in int32: the integer sum of the
+// plain kernel, scaled once per block.
+template <int NC>
+void tile_iq4_xs(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    alignas(64) float sum[NC][16] = {};
+    const block_q8_K * act[NC];
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c) act[c] = reinterpret_cast<const block_q8_K *>(col + size_t(c) * ldb);
+    for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t * g = gb + size_t(i) * ggml_repack_iq4_xs_group_bytes;
+        prefetch_block(g, ggml_repack_iq4_xs_group_bytes);
+        __m512i isum[NC];
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) isum[c] = _mm512_setzero_si512();
+        for (int t = 0; t < 4; ++t)
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+            const int j = 2 * t + h;  // sub-block
+            const uint8_t * qs = g + ggml_repack_iq4_xs_qs + 512 * t;
+            constexpr int A = n_split<NC>;
+            __m512i acc[NC][A];
+            acc_zero(acc);
+#pragma GCC unroll 16
+            for (int c = 0; c < NC; ++c) {
+                acc[c][0] = _mm512_set1_epi32(-128 * (int32_t(act[c][i].bsums[2 * j]) + act[c][i].bsums[2 * j + 1]));
+            }
+#pragma GCC unroll 16
+            for (int s = 0; s < 8; ++s) {
+                const __m512i w = iq4_codes_u8(qs + 64 * s, h);
+#pragma GCC unroll 16
+                for (int c = 0; c < NC; ++c) {
+                    acc[c][s % A] = _mm512_dpbusd_epi32(acc[c][s % A], w,
+                                                        _mm512_set1_epi32(load_i32(act[c][i].qs + 32 * j + 4 * s)));
+                }
+            }
+            acc_fold(acc);
+            const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(g + ggml_repack_iq4_xs_sc + 16 * j)));
+#pragma GCC unroll 16
+            for (int c = 0; c < NC; ++c) isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(acc[c][0], sc));
+        }
+        const __m512 d = load_f16x16(g);
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) {
+            const __m512 dd = _mm512_mul_ps(d, _mm512_set1_ps(act[c][i].d));
+            _mm512_store_ps(sum[c], _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[c]), dd, _mm512_load_ps(sum[c])));
+        }
+    }
+    store_tile_mem<NC>(sum, y, ldy, rows);
+}
+
 // ---- drivers: groups of 16 rows x tiles of up to 8 columns ----
 
 using tile_fn = void (*)(int64_t, const uint8_t *, const uint8_t *, size_t, float *, int64_t, int);
@@ -356,6 +435,11 @@ void dot_q4_0_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const vo
     run_tiles<REPACK_TILES(tile_q4_0)>(k / QK4_0, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
+void dot_q5_0_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                     float * y, int64_t ldy) {
+    run_tiles<REPACK_TILES(tile_q5_0)>(k / QK5_0, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
 void dot_iq4_nl_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                        float * y, int64_t ldy) {
     run_tiles<REPACK_TILES(tile_iq4_nl)>(k / QK4_NL, a, lda, nr, b, ldb, nc, y, ldy);
@@ -381,6 +465,11 @@ void dot_q6_K_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const vo
     run_tiles<REPACK_TILES(tile_q6_K)>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
+void dot_iq4_xs_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                       float * y, int64_t ldy) {
+    run_tiles<REPACK_TILES(tile_iq4_xs)>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
 void act_q8_0_avx512(const float * x, void * y, int64_t k) {
     ggml_quantize_row_q8_0_avx512(x, y, k);
     ggml_repack_q8_0_sums(y, k);
@@ -388,11 +477,13 @@ void act_q8_0_avx512(const float * x, void * y, int64_t k) {
 
 }  // namespace
 
-// Table order of mul-mat.h (see repack-scalar.cpp).
-const ggml_repack_kernels ggml_repack_kernels_avx512 = {
-    {nullptr, nullptr, nullptr, dot_q4_0_avx512, nullptr, nullptr, nullptr, dot_q8_0_avx512, nullptr, nullptr,
-     dot_q4_K_avx512, dot_q5_K_avx512, dot_q6_K_avx512, dot_iq4_nl_avx512, nullptr, nullptr},
-    {nullptr, nullptr, nullptr, act_q8_0_avx512, nullptr, nullptr, nullptr, act_q8_0_avx512, nullptr, nullptr,
-     ggml_quantize_row_q8_K_avx512, ggml_quantize_row_q8_K_avx512, ggml_quantize_row_q8_K_avx512, act_q8_0_avx512, nullptr,
-     nullptr},
-};
+constinit const ggml_repack_kernels ggml_repack_kernels_avx512 = ggml_repack_make_kernels({
+    ggml_repack_entry{GGML_TYPE_Q4_0, dot_q4_0_avx512, act_q8_0_avx512},
+    ggml_repack_entry{GGML_TYPE_Q8_0, dot_q8_0_avx512, act_q8_0_avx512},
+    ggml_repack_entry{GGML_TYPE_IQ4_NL, dot_iq4_nl_avx512, act_q8_0_avx512},
+    ggml_repack_entry{GGML_TYPE_Q4_K, dot_q4_K_avx512, ggml_quantize_row_q8_K_avx512},
+    ggml_repack_entry{GGML_TYPE_Q5_K, dot_q5_K_avx512, ggml_quantize_row_q8_K_avx512},
+    ggml_repack_entry{GGML_TYPE_Q6_K, dot_q6_K_avx512, ggml_quantize_row_q8_K_avx512},
+    ggml_repack_entry{GGML_TYPE_IQ4_XS, dot_iq4_xs_avx512, ggml_quantize_row_q8_K_avx512},
+    ggml_repack_entry{GGML_TYPE_Q5_0, dot_q5_0_avx512, act_q8_0_avx512},
+});

@@ -25,6 +25,11 @@ struct q4_0_codes {
     uint8_t q[QK4_0] = {};  // 0..15
 };
 
+struct q5_0_codes {
+    ggml_fp16_t d = 0;
+    uint8_t q[QK5_0] = {};  // 0..31
+};
+
 struct q4_K_codes {
     ggml_fp16_t d = 0, dmin = 0;
     uint8_t sc[8] = {}, mn[8] = {};
@@ -34,6 +39,12 @@ struct q4_K_codes {
 struct q5_K_codes {
     q4_K_codes lo;            // scales, mins and the low 4 bits of each code
     uint8_t hi[QK_K] = {};    // the fifth bit
+};
+
+struct iq4_xs_codes {
+    ggml_fp16_t d = 0;
+    int8_t sc[8] = {};      // ls - 32, -32..31
+    uint8_t q[QK_K] = {};   // 0..15, codebook indices
 };
 
 struct q6_K_codes {
@@ -63,6 +74,27 @@ void q4_0_decode(const block_q4_0 & b, q4_0_codes & c) {
 void q4_0_encode(const q4_0_codes & c, block_q4_0 & b) {
     b.d = c.d;
     for (int i = 0; i < QK4_0 / 2; ++i) b.qs[i] = uint8_t(c.q[i] | (c.q[i + QK4_0 / 2] << 4));
+}
+
+void q5_0_decode(const block_q5_0 & b, q5_0_codes & c) {
+    c.d = b.d;
+    uint32_t h;
+    std::memcpy(&h, b.qh, sizeof h);
+    for (int i = 0; i < QK5_0 / 2; ++i) {
+        c.q[i] = uint8_t((b.qs[i] & 0xF) | (((h >> i) & 1) << 4));
+        c.q[i + QK5_0 / 2] = uint8_t((b.qs[i] >> 4) | (((h >> (i + QK5_0 / 2)) & 1) << 4));
+    }
+}
+
+void q5_0_encode(const q5_0_codes & c, block_q5_0 & b) {
+    b.d = c.d;
+    uint32_t h = 0;
+    for (int i = 0; i < QK5_0 / 2; ++i) {
+        b.qs[i] = uint8_t((c.q[i] & 0xF) | ((c.q[i + QK5_0 / 2] & 0xF) << 4));
+        h |= uint32_t(c.q[i] >> 4) << i;
+        h |= uint32_t(c.q[i + QK5_0 / 2] >> 4) << (i + QK5_0 / 2);
+    }
+    std::memcpy(b.qh, &h, sizeof h);
 }
 
 void q4_K_decode(const block_q4_K & b, q4_K_codes & c) {
@@ -134,6 +166,31 @@ void q5_K_encode(const q5_K_codes & c, block_q5_K & b) {
         }
 }
 
+void iq4_xs_decode(const block_iq4_xs & b, iq4_xs_codes & c) {
+    c.d = b.d;
+    for (int ib = 0; ib < 8; ++ib) {
+        const int lo = (b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0xF;
+        const int hi = (b.scales_h >> (2 * ib)) & 3;
+        c.sc[ib] = int8_t((lo | (hi << 4)) - 32);
+        for (int l = 0; l < 16; ++l) {
+            c.q[32 * ib + l] = b.qs[16 * ib + l] & 0xF;
+            c.q[32 * ib + 16 + l] = b.qs[16 * ib + l] >> 4;
+        }
+    }
+}
+
+void iq4_xs_encode(const iq4_xs_codes & c, block_iq4_xs & b) {
+    b.d = c.d;
+    b.scales_h = 0;
+    std::memset(b.scales_l, 0, sizeof b.scales_l);
+    for (int ib = 0; ib < 8; ++ib) {
+        const int ls = c.sc[ib] + 32;
+        b.scales_l[ib / 2] |= uint8_t((ls & 0xF) << (4 * (ib % 2)));
+        b.scales_h = uint16_t(b.scales_h | ((ls >> 4) << (2 * ib)));
+        for (int l = 0; l < 16; ++l) b.qs[16 * ib + l] = uint8_t(c.q[32 * ib + l] | (c.q[32 * ib + 16 + l] << 4));
+    }
+}
+
 void q6_K_decode(const block_q6_K & b, q6_K_codes & c) {
     c.d = b.d;
     for (int j = 0; j < 16; ++j) c.sc[j] = b.scales[j];
@@ -201,18 +258,61 @@ void q4_0_get(const uint8_t * g, q4_0_codes * c) {
     }
 }
 
+// The 256 codes (0..15) of row r into the nibble vectors at qs: byte b of lane r of vector
+// (t, s) holds element 64 t + 4 s + b (low nibble) and element 64 t + 32 + 4 s + b (high).
+void q4_K_nibbles_put(const uint8_t * q, uint8_t * qs, int r) {
+    for (int t = 0; t < 4; ++t)
+        for (int s = 0; s < 8; ++s)
+            for (int b = 0; b < 4; ++b) {
+                const int e = 64 * t + 4 * s + b;
+                qs[512 * t + 64 * s + 4 * r + b] = uint8_t(q[e] | (q[e + 32] << 4));
+            }
+}
+
+void q4_K_nibbles_get(const uint8_t * qs, int r, uint8_t * q) {
+    for (int t = 0; t < 4; ++t)
+        for (int s = 0; s < 8; ++s)
+            for (int b = 0; b < 4; ++b) {
+                const int e = 64 * t + 4 * s + b;
+                const uint8_t v = qs[512 * t + 64 * s + 4 * r + b];
+                q[e] = v & 0xF;
+                q[e + 32] = v >> 4;
+            }
+}
+
+// Q5_0: Q4_0's group block of the low 4 bits, then one vector of fifth bits: bit s of byte b
+// of lane r is the fifth bit of element 4 s + b.
+void q5_0_put(const q5_0_codes * c, uint8_t * g) {
+    q4_0_codes lo[16];
+    for (int r = 0; r < 16; ++r) {
+        lo[r].d = c[r].d;
+        for (int e = 0; e < QK5_0; ++e) lo[r].q[e] = c[r].q[e] & 0xF;
+    }
+    q4_0_put(lo, g);
+    std::memset(g + ggml_repack_q5_0_qh, 0, 64);
+    for (int r = 0; r < 16; ++r)
+        for (int e = 0; e < QK5_0; ++e) g[ggml_repack_q5_0_qh + 4 * r + e % 4] |= uint8_t((c[r].q[e] >> 4) << (e / 4));
+}
+
+void q5_0_get(const uint8_t * g, q5_0_codes * c) {
+    q4_0_codes lo[16];
+    q4_0_get(g, lo);
+    for (int r = 0; r < 16; ++r) {
+        c[r].d = lo[r].d;
+        for (int e = 0; e < QK5_0; ++e) {
+            const int hi = (g[ggml_repack_q5_0_qh + 4 * r + e % 4] >> (e / 4)) & 1;
+            c[r].q[e] = uint8_t(lo[r].q[e] | (hi << 4));
+        }
+    }
+}
+
 void q4_K_put(const q4_K_codes * c, uint8_t * g) {
     for (int r = 0; r < 16; ++r) {
         std::memcpy(g + 2 * r, &c[r].d, 2);
         std::memcpy(g + ggml_repack_q4_K_dmin + 2 * r, &c[r].dmin, 2);
         for (int j = 0; j < 8; ++j) g[ggml_repack_q4_K_sc + 16 * j + r] = c[r].sc[j];
         for (int j = 0; j < 8; ++j) g[ggml_repack_q4_K_mn + 32 * (j / 2) + 2 * r + j % 2] = c[r].mn[j];
-        for (int t = 0; t < 4; ++t)
-            for (int s = 0; s < 8; ++s)
-                for (int b = 0; b < 4; ++b) {
-                    const int e = 64 * t + 4 * s + b;
-                    g[ggml_repack_q4_K_qs + 512 * t + 64 * s + 4 * r + b] = uint8_t(c[r].q[e] | (c[r].q[e + 32] << 4));
-                }
+        q4_K_nibbles_put(c[r].q, g + ggml_repack_q4_K_qs, r);
     }
 }
 
@@ -222,14 +322,7 @@ void q4_K_get(const uint8_t * g, q4_K_codes * c) {
         std::memcpy(&c[r].dmin, g + ggml_repack_q4_K_dmin + 2 * r, 2);
         for (int j = 0; j < 8; ++j) c[r].sc[j] = g[ggml_repack_q4_K_sc + 16 * j + r];
         for (int j = 0; j < 8; ++j) c[r].mn[j] = g[ggml_repack_q4_K_mn + 32 * (j / 2) + 2 * r + j % 2];
-        for (int t = 0; t < 4; ++t)
-            for (int s = 0; s < 8; ++s)
-                for (int b = 0; b < 4; ++b) {
-                    const int e = 64 * t + 4 * s + b;
-                    const uint8_t v = g[ggml_repack_q4_K_qs + 512 * t + 64 * s + 4 * r + b];
-                    c[r].q[e] = v & 0xF;
-                    c[r].q[e + 32] = v >> 4;
-                }
+        q4_K_nibbles_get(g + ggml_repack_q4_K_qs, r, c[r].q);
     }
 }
 
@@ -262,6 +355,23 @@ void q5_K_get(const uint8_t * g, q5_K_codes * c) {
                         const int e = 64 * t + 32 * half + 4 * s + b;
                         c[r].hi[e] = (g[ggml_repack_q5_K_qh + 128 * t + 64 * half + 4 * r + b] >> s) & 1;
                     }
+    }
+}
+
+void iq4_xs_put(const iq4_xs_codes * c, uint8_t * g) {
+    std::memset(g, 0, ggml_repack_iq4_xs_qs);
+    for (int r = 0; r < 16; ++r) {
+        std::memcpy(g + 2 * r, &c[r].d, 2);
+        for (int j = 0; j < 8; ++j) g[ggml_repack_iq4_xs_sc + 16 * j + r] = uint8_t(c[r].sc[j]);
+        q4_K_nibbles_put(c[r].q, g + ggml_repack_iq4_xs_qs, r);
+    }
+}
+
+void iq4_xs_get(const uint8_t * g, iq4_xs_codes * c) {
+    for (int r = 0; r < 16; ++r) {
+        std::memcpy(&c[r].d, g + 2 * r, 2);
+        for (int j = 0; j < 8; ++j) c[r].sc[j] = int8_t(g[ggml_repack_iq4_xs_sc + 16 * j + r]);
+        q4_K_nibbles_get(g + ggml_repack_iq4_xs_qs, r, c[r].q);
     }
 }
 
@@ -352,10 +462,14 @@ using fmt_q8_0 = repack_format<block_q8_0, q8_0_codes, q8_0_decode, q8_0_encode,
                                ggml_repack_q8_0_group_bytes, QK8_0>;
 using fmt_q4_0 = repack_format<block_q4_0, q4_0_codes, q4_0_decode, q4_0_encode, q4_0_put, q4_0_get,
                                ggml_repack_q4_0_group_bytes, QK4_0>;
+using fmt_q5_0 = repack_format<block_q5_0, q5_0_codes, q5_0_decode, q5_0_encode, q5_0_put, q5_0_get,
+                               ggml_repack_q5_0_group_bytes, QK5_0>;
 using fmt_q4_K = repack_format<block_q4_K, q4_K_codes, q4_K_decode, q4_K_encode, q4_K_put, q4_K_get,
                                ggml_repack_q4_K_group_bytes, QK_K>;
 using fmt_q5_K = repack_format<block_q5_K, q5_K_codes, q5_K_decode, q5_K_encode, q5_K_put, q5_K_get,
                                ggml_repack_q5_K_group_bytes, QK_K>;
+using fmt_iq4_xs = repack_format<block_iq4_xs, iq4_xs_codes, iq4_xs_decode, iq4_xs_encode, iq4_xs_put, iq4_xs_get,
+                                 ggml_repack_iq4_xs_group_bytes, QK_K>;
 using fmt_q6_K = repack_format<block_q6_K, q6_K_codes, q6_K_decode, q6_K_encode, q6_K_put, q6_K_get,
                                ggml_repack_q6_K_group_bytes, QK_K>;
 
@@ -367,6 +481,8 @@ size_t group_bytes_of(ggml_type t) {
         case GGML_TYPE_Q4_K: return ggml_repack_q4_K_group_bytes;
         case GGML_TYPE_Q5_K: return ggml_repack_q5_K_group_bytes;
         case GGML_TYPE_Q6_K: return ggml_repack_q6_K_group_bytes;
+        case GGML_TYPE_IQ4_XS: return ggml_repack_iq4_xs_group_bytes;
+        case GGML_TYPE_Q5_0: return ggml_repack_q5_0_group_bytes;
         default: return 0;
     }
 }
@@ -391,6 +507,8 @@ void ggml_repack_pack(ggml_type t, int64_t k, int64_t m, const void * src, size_
         case GGML_TYPE_Q4_K: fmt_q4_K::pack(k, m, src, lds, dst); break;
         case GGML_TYPE_Q5_K: fmt_q5_K::pack(k, m, src, lds, dst); break;
         case GGML_TYPE_Q6_K: fmt_q6_K::pack(k, m, src, lds, dst); break;
+        case GGML_TYPE_IQ4_XS: fmt_iq4_xs::pack(k, m, src, lds, dst); break;
+        case GGML_TYPE_Q5_0: fmt_q5_0::pack(k, m, src, lds, dst); break;
         default: GGML_ASSERT(false && "type without a repacked layout");
     }
 }
@@ -403,12 +521,20 @@ void ggml_repack_unpack(ggml_type t, int64_t k, int64_t m, const void * src, voi
         case GGML_TYPE_Q4_K: fmt_q4_K::unpack(k, m, src, dst, ldd); break;
         case GGML_TYPE_Q5_K: fmt_q5_K::unpack(k, m, src, dst, ldd); break;
         case GGML_TYPE_Q6_K: fmt_q6_K::unpack(k, m, src, dst, ldd); break;
+        case GGML_TYPE_IQ4_XS: fmt_iq4_xs::unpack(k, m, src, dst, ldd); break;
+        case GGML_TYPE_Q5_0: fmt_q5_0::unpack(k, m, src, dst, ldd); break;
         default: GGML_ASSERT(false && "type without a repacked layout");
     }
 }
 
 ggml_type ggml_repack_act_type(ggml_type t) {
-    return t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q4_0 || t == GGML_TYPE_IQ4_NL ? GGML_TYPE_Q8_0 : GGML_TYPE_Q8_K;
+    switch (t) {
+        case GGML_TYPE_Q8_0:
+        case GGML_TYPE_Q4_0:
+        case GGML_TYPE_Q5_0:
+        case GGML_TYPE_IQ4_NL: return GGML_TYPE_Q8_0;
+        default: return GGML_TYPE_Q8_K;
+    }
 }
 
 size_t ggml_repack_act_row_bytes(ggml_type t, int64_t k) {

@@ -13,7 +13,7 @@
 //                         threads measured just before and after (the bandwidth a VM gets drifts
 //                         with its neighbours), and bw_ratio = GB/s / probe_GB/s.
 //   mat_vec_warm/...      the same matrix every time (cache-resident where it fits).
-//   Weights of the types with a repacked layout (Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K) sit in the CPU's repack
+//   Weights of the types with a repacked layout (Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K, IQ4_XS) sit in the CPU's repack
 //   buffer type, as the engine loads them; INFERD_NO_REPACK=1 keeps them in a plain CPU buffer.
 //   mat_mat/...           N > 1 (prompt processing): GFLOP/s (for quantized weights: GOP/s,
 //                         2 * M * K * N integer and float operations per second alike).
@@ -360,7 +360,7 @@ void args_mat_vec(benchmark::internal::Benchmark * b) {
     for (int64_t t : k_types)
         for (int64_t n : {8, 16, 32}) b->Args({t, 4096, 4096, n, 1});
     for (int64_t t : k_quant_types)
-        for (int64_t n : {2, 8, 16}) b->Args({t, 4096, 4096, n, 1});
+        for (int64_t n : {2, 4, 8, 16}) b->Args({t, 4096, 4096, n, 1});
 }
 
 void args_mat_mat(benchmark::internal::Benchmark * b) {

@@ -28,8 +28,8 @@
 
 namespace {
 
-const ggml_type k_repack_types[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q8_0, GGML_TYPE_IQ4_NL, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
-                                     GGML_TYPE_Q6_K};
+const ggml_type k_repack_types[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q8_0, GGML_TYPE_IQ4_NL, GGML_TYPE_Q4_K,
+                                    GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_IQ4_XS, GGML_TYPE_Q5_0};
 
 struct nmse_acc {
     double err = 0.0, ref = 0.0;
@@ -92,6 +92,21 @@ std::vector<isa_path> isa_paths() {
     return v;
 }
 
+// The types listed here are exactly those with a repacked layout, and every path has kernels
+// for each of them (and for no other type).
+TEST(Repack, EveryRepackableTypeCovered) {
+    for (int ti = 0; ti < GGML_TYPE_COUNT; ++ti) {
+        const ggml_type t = ggml_type(ti);
+        bool listed = false;
+        for (ggml_type l : k_repack_types) listed = listed || l == t;
+        EXPECT_EQ(ggml_repack_type_supported(t), listed) << ti;
+        for (const isa_path & path : isa_paths()) {
+            EXPECT_EQ(path.rk->dot[t] != nullptr, listed) << ti << " " << path.name;
+            EXPECT_EQ(path.rk->act[t] != nullptr, listed) << ti << " " << path.name;
+        }
+    }
+}
+
 TEST(Repack, LayoutRoundTrip) {
     for (ggml_type t : k_repack_types) {
         for (int64_t m : {1, 16, 17, 37}) {
@@ -134,10 +149,10 @@ void check_kernels(ggml_type t, int64_t k, int64_t m, int64_t n, const isa_path 
 
     const size_t act_bytes = ggml_repack_act_row_bytes(t, k);
     std::vector<uint8_t> act(act_bytes * size_t(n));
-    for (int64_t c = 0; c < n; ++c) path.rk->act[ti](x.data() + c * k, act.data() + size_t(c) * act_bytes, k);
+    for (int64_t c = 0; c < n; ++c) path.rk->act[t](x.data() + c * k, act.data() + size_t(c) * act_bytes, k);
     const int64_t ldy = m + 3;
     std::vector<float> y(size_t(ldy * n), -7.0f);
-    path.rk->dot[ti](k, packed.data(), ggml_repack_row_bytes(t, k), m, act.data(), act_bytes, n, y.data(), ldy);
+    path.rk->dot[t](k, packed.data(), ggml_repack_row_bytes(t, k), m, act.data(), act_bytes, n, y.data(), ldy);
 
     const ggml_type vt = path.kt->dot_vec_type[ti];
     const ggml_from_float_fn q = path.kt->dot_vec_from_f32[ti] ? path.kt->dot_vec_from_f32[ti]
