@@ -157,6 +157,43 @@ void tile_q4_0(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
     store_half<NC>(sum, y, ldy, rows);
 }
 
+// Q4_1: the mins, then Q4_0's group block, against Q8_1 activations; per block
+// (d * d_b) * sum q * b + m * s_b.
+template <int NC>
+void tile_q4_1(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    __m256 sum[NC];
+    const block_q8_1 * act[NC];
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c) {
+        sum[c] = _mm256_setzero_ps();
+        act[c] = reinterpret_cast<const block_q8_1 *>(col + size_t(c) * ldb);
+    }
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t * g = gb + size_t(i) * ggml_repack_q4_1_group_bytes;
+        const uint8_t * in = g + ggml_repack_q4_1_inner;
+        __m256i acc[NC];
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_si256();
+#pragma GCC unroll 16
+        for (int s = 0; s < 8; ++s) {
+            const __m256i v = load_half(in + ggml_repack_q4_0_qs + 64 * (s % 4) + 32 * h);
+            const __m256i w = _mm256_and_si256(s < 4 ? v : _mm256_srli_epi16(v, 4), low4);
+#pragma GCC unroll 16
+            for (int c = 0; c < NC; ++c) acc[c] = dot4(acc[c], w, bcast(act[c][i].qs + 4 * s));
+        }
+        const __m256 d = load_f16x8(in + 16 * h);
+        const __m256 m = load_f16x8(g + 16 * h);
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) {
+            const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(_cvtsh_ss(act[c][i].d)));
+            sum[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[c]), dd, sum[c]);
+            sum[c] = _mm256_fmadd_ps(m, _mm256_set1_ps(_cvtsh_ss(act[c][i].s)), sum[c]);
+        }
+    }
+    store_half<NC>(sum, y, ldy, rows);
+}
+
 // Q4_K, and with HI Q5_K: the fifth bits (bit s of each byte for step s) merged in as bit 4.
 template <int NC, bool HI = false>
 void tile_q4_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
@@ -400,6 +437,11 @@ void dot_q5_0_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void
                                                                                             nc, y, ldy);
 }
 
+void dot_q4_1_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                   float * y, int64_t ldy) {
+    run_tiles<tile_q4_1<1>, tile_q4_1<2>, tile_q4_1<3>, tile_q4_1<4>>(k / QK4_1, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
 void dot_iq4_nl_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                      float * y, int64_t ldy) {
     run_tiles<tile_iq4_nl<1>, tile_iq4_nl<2>, tile_iq4_nl<3>, tile_iq4_nl<4>>(k / QK4_NL, a, lda, nr, b, ldb, nc, y, ldy);
@@ -442,4 +484,5 @@ constinit const ggml_repack_kernels ggml_repack_kernels_avx2 = ggml_repack_make_
     ggml_repack_entry{GGML_TYPE_Q6_K, dot_q6_K_avx2, ggml_quantize_row_q8_K_avx2},
     ggml_repack_entry{GGML_TYPE_IQ4_XS, dot_iq4_xs_avx2, ggml_quantize_row_q8_K_avx2},
     ggml_repack_entry{GGML_TYPE_Q5_0, dot_q5_0_avx2, act_q8_0_avx2},
+    ggml_repack_entry{GGML_TYPE_Q4_1, dot_q4_1_avx2, ggml_quantize_row_q8_1_avx2},
 });

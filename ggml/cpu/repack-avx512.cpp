@@ -176,6 +176,46 @@ void tile_iq4_nl(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb
     tile_32<fmt_iq4_nl, NC>(nb, gb, col, ldb, y, ldy, rows);
 }
 
+// ---- Q4_1 against Q8_1 activations: the mins, then a Q4_0 group block; per block
+// (d * d_b) * sum q * b + m * s_b ----
+
+template <int NC>
+void tile_q4_1(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    __m512 sum[NC];
+    const block_q8_1 * act[NC];
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c) {
+        sum[c] = _mm512_setzero_ps();
+        act[c] = reinterpret_cast<const block_q8_1 *>(col + size_t(c) * ldb);
+    }
+    for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t * g = gb + size_t(i) * ggml_repack_q4_1_group_bytes;
+        const uint8_t * in = g + ggml_repack_q4_1_inner;
+        prefetch_block(g, ggml_repack_q4_1_group_bytes);
+        constexpr int A = n_split<NC>;
+        __m512i acc[NC][A];
+        acc_zero(acc);
+#pragma GCC unroll 16
+        for (int s = 0; s < 8; ++s) {
+            const __m512i w = fmt_q4_0::step(in, s);
+#pragma GCC unroll 16
+            for (int c = 0; c < NC; ++c) {
+                acc[c][s % A] = _mm512_dpbusd_epi32(acc[c][s % A], w, _mm512_set1_epi32(load_i32(act[c][i].qs + 4 * s)));
+            }
+        }
+        acc_fold(acc);
+        const __m512 d = load_f16x16(in);
+        const __m512 m = load_f16x16(g);
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) {
+            const __m512 dd = _mm512_mul_ps(d, _mm512_set1_ps(_cvtsh_ss(act[c][i].d)));
+            sum[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[c][0]), dd, sum[c]);
+            sum[c] = _mm512_fmadd_ps(m, _mm512_set1_ps(_cvtsh_ss(act[c][i].s)), sum[c]);
+        }
+    }
+    store_tile<NC>(sum, y, ldy, rows);
+}
+
 // ---- Q4_K ----
 
 // The mins of one block: sum_j mn_j * (bsums[2j] + bsums[2j+1]) per row, for every column.
@@ -440,6 +480,11 @@ void dot_q5_0_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const vo
     run_tiles<REPACK_TILES(tile_q5_0)>(k / QK5_0, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
+void dot_q4_1_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                     float * y, int64_t ldy) {
+    run_tiles<REPACK_TILES(tile_q4_1)>(k / QK4_1, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
 void dot_iq4_nl_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                        float * y, int64_t ldy) {
     run_tiles<REPACK_TILES(tile_iq4_nl)>(k / QK4_NL, a, lda, nr, b, ldb, nc, y, ldy);
@@ -486,4 +531,5 @@ constinit const ggml_repack_kernels ggml_repack_kernels_avx512 = ggml_repack_mak
     ggml_repack_entry{GGML_TYPE_Q6_K, dot_q6_K_avx512, ggml_quantize_row_q8_K_avx512},
     ggml_repack_entry{GGML_TYPE_IQ4_XS, dot_iq4_xs_avx512, ggml_quantize_row_q8_K_avx512},
     ggml_repack_entry{GGML_TYPE_Q5_0, dot_q5_0_avx512, act_q8_0_avx512},
+    ggml_repack_entry{GGML_TYPE_Q4_1, dot_q4_1_avx512, ggml_quantize_row_q8_1_avx512},
 });

@@ -8,6 +8,7 @@
 static_assert(sizeof(block_iq4_nl) == sizeof(block_q4_0), "IQ4_NL repacks as Q4_0's bytes");
 
 #include <cstring>
+#include <type_traits>
 
 namespace {
 
@@ -28,6 +29,12 @@ struct q4_0_codes {
 struct q5_0_codes {
     ggml_fp16_t d = 0;
     uint8_t q[QK5_0] = {};  // 0..31
+};
+
+// Q4_1: the codes (0..15) and d of Q4_0, and the min.
+struct q4_1_codes {
+    ggml_fp16_t m = 0;
+    q4_0_codes c;
 };
 
 struct q4_K_codes {
@@ -95,6 +102,22 @@ void q5_0_encode(const q5_0_codes & c, block_q5_0 & b) {
         h |= uint32_t(c.q[i + QK5_0 / 2] >> 4) << (i + QK5_0 / 2);
     }
     std::memcpy(b.qh, &h, sizeof h);
+}
+
+void q4_1_decode(const block_q4_1 & b, q4_1_codes & c) {
+    block_q4_0 x;
+    x.d = b.d;
+    std::memcpy(x.qs, b.qs, sizeof x.qs);
+    q4_0_decode(x, c.c);
+    c.m = b.m;
+}
+
+void q4_1_encode(const q4_1_codes & c, block_q4_1 & b) {
+    block_q4_0 x;
+    q4_0_encode(c.c, x);
+    b.d = x.d;
+    b.m = c.m;
+    std::memcpy(b.qs, x.qs, sizeof b.qs);
 }
 
 void q4_K_decode(const block_q4_K & b, q4_K_codes & c) {
@@ -306,6 +329,25 @@ void q5_0_get(const uint8_t * g, q5_0_codes * c) {
     }
 }
 
+// Q4_1: the 16 mins, then Q4_0's group block.
+void q4_1_put(const q4_1_codes * c, uint8_t * g) {
+    q4_0_codes inner[16];
+    for (int r = 0; r < 16; ++r) {
+        std::memcpy(g + 2 * r, &c[r].m, 2);
+        inner[r] = c[r].c;
+    }
+    q4_0_put(inner, g + ggml_repack_q4_1_inner);
+}
+
+void q4_1_get(const uint8_t * g, q4_1_codes * c) {
+    q4_0_codes inner[16];
+    q4_0_get(g + ggml_repack_q4_1_inner, inner);
+    for (int r = 0; r < 16; ++r) {
+        std::memcpy(&c[r].m, g + 2 * r, 2);
+        c[r].c = inner[r];
+    }
+}
+
 void q4_K_put(const q4_K_codes * c, uint8_t * g) {
     for (int r = 0; r < 16; ++r) {
         std::memcpy(g + 2 * r, &c[r].d, 2);
@@ -432,7 +474,7 @@ struct repack_format {
                     if (row < m) {
                         const Block * blocks = reinterpret_cast<const Block *>(static_cast<const uint8_t *>(src) + size_t(row) * lds);
                         decode(blocks[b], c[r]);
-                    } else if constexpr (blck == QK8_0) {
+                    } else if constexpr (std::is_same_v<Codes, q8_0_codes>) {
                         std::memset(c[r].q, 0x80, sizeof c[r].q);  // code 0
                     }
                 }
@@ -464,6 +506,8 @@ using fmt_q4_0 = repack_format<block_q4_0, q4_0_codes, q4_0_decode, q4_0_encode,
                                ggml_repack_q4_0_group_bytes, QK4_0>;
 using fmt_q5_0 = repack_format<block_q5_0, q5_0_codes, q5_0_decode, q5_0_encode, q5_0_put, q5_0_get,
                                ggml_repack_q5_0_group_bytes, QK5_0>;
+using fmt_q4_1 = repack_format<block_q4_1, q4_1_codes, q4_1_decode, q4_1_encode, q4_1_put, q4_1_get,
+                               ggml_repack_q4_1_group_bytes, QK4_1>;
 using fmt_q4_K = repack_format<block_q4_K, q4_K_codes, q4_K_decode, q4_K_encode, q4_K_put, q4_K_get,
                                ggml_repack_q4_K_group_bytes, QK_K>;
 using fmt_q5_K = repack_format<block_q5_K, q5_K_codes, q5_K_decode, q5_K_encode, q5_K_put, q5_K_get,
@@ -483,6 +527,7 @@ size_t group_bytes_of(ggml_type t) {
         case GGML_TYPE_Q6_K: return ggml_repack_q6_K_group_bytes;
         case GGML_TYPE_IQ4_XS: return ggml_repack_iq4_xs_group_bytes;
         case GGML_TYPE_Q5_0: return ggml_repack_q5_0_group_bytes;
+        case GGML_TYPE_Q4_1: return ggml_repack_q4_1_group_bytes;
         default: return 0;
     }
 }
@@ -509,6 +554,7 @@ void ggml_repack_pack(ggml_type t, int64_t k, int64_t m, const void * src, size_
         case GGML_TYPE_Q6_K: fmt_q6_K::pack(k, m, src, lds, dst); break;
         case GGML_TYPE_IQ4_XS: fmt_iq4_xs::pack(k, m, src, lds, dst); break;
         case GGML_TYPE_Q5_0: fmt_q5_0::pack(k, m, src, lds, dst); break;
+        case GGML_TYPE_Q4_1: fmt_q4_1::pack(k, m, src, lds, dst); break;
         default: GGML_ASSERT(false && "type without a repacked layout");
     }
 }
@@ -523,6 +569,7 @@ void ggml_repack_unpack(ggml_type t, int64_t k, int64_t m, const void * src, voi
         case GGML_TYPE_Q6_K: fmt_q6_K::unpack(k, m, src, dst, ldd); break;
         case GGML_TYPE_IQ4_XS: fmt_iq4_xs::unpack(k, m, src, dst, ldd); break;
         case GGML_TYPE_Q5_0: fmt_q5_0::unpack(k, m, src, dst, ldd); break;
+        case GGML_TYPE_Q4_1: fmt_q4_1::unpack(k, m, src, dst, ldd); break;
         default: GGML_ASSERT(false && "type without a repacked layout");
     }
 }
@@ -533,6 +580,7 @@ ggml_type ggml_repack_act_type(ggml_type t) {
         case GGML_TYPE_Q4_0:
         case GGML_TYPE_Q5_0:
         case GGML_TYPE_IQ4_NL: return GGML_TYPE_Q8_0;
+        case GGML_TYPE_Q4_1: return GGML_TYPE_Q8_1;
         default: return GGML_TYPE_Q8_K;
     }
 }

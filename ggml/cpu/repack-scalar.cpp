@@ -83,6 +83,29 @@ void dot_q4_0_like_scalar(int64_t k, const void * a, size_t lda, int64_t nr, con
     });
 }
 
+// Q4_1: Q4_0's group block after the mins, against Q8_1 activations: (d * d_b) * sum q * b +
+// m * s_b per block, as the plain kernel.
+void dot_q4_1_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                     float * y, int64_t ldy) {
+    const int64_t nb = k / QK4_1;
+    repack_scalar_run(nr, lda, a, b, ldb, nc, y, ldy, [nb](const uint8_t * gb, int r, const uint8_t * col) {
+        const block_q8_1 * act = reinterpret_cast<const block_q8_1 *>(col);
+        float sum = 0.0f;
+        for (int64_t i = 0; i < nb; ++i) {
+            const uint8_t * g = gb + size_t(i) * ggml_repack_q4_1_group_bytes;
+            const uint8_t * in = g + ggml_repack_q4_1_inner;
+            int32_t acc = 0;
+            for (int s = 0; s < 4; ++s)
+                for (int e = 0; e < 4; ++e) {
+                    const uint8_t v = in[ggml_repack_q4_0_qs + 64 * s + 4 * r + e];
+                    acc += (v & 0xF) * act[i].qs[4 * s + e] + (v >> 4) * act[i].qs[16 + 4 * s + e];
+                }
+            sum += (f16_at(in, r) * ggml_fp16_to_fp32(act[i].d)) * float(acc) + f16_at(g, r) * ggml_fp16_to_fp32(act[i].s);
+        }
+        return sum;
+    });
+}
+
 void dot_q4_0_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                      float * y, int64_t ldy) {
     dot_q4_0_like_scalar<false>(k, a, lda, nr, b, ldb, nc, y, ldy);
@@ -200,6 +223,10 @@ void act_q8_0_scalar(const float * x, void * y, int64_t k) {
     ggml_repack_q8_0_sums(y, k);
 }
 
+void act_q8_1_scalar(const float * x, void * y, int64_t k) {
+    ggml_quantize_row_q8_1_ref(x, static_cast<block_q8_1 *>(y), k);
+}
+
 void act_q8_K_scalar(const float * x, void * y, int64_t k) {
     ggml_quantize_row_q8_K_ref(x, static_cast<block_q8_K *>(y), k);
 }
@@ -215,4 +242,5 @@ constinit const ggml_repack_kernels ggml_repack_kernels_scalar = ggml_repack_mak
     ggml_repack_entry{GGML_TYPE_Q6_K, dot_q6_K_scalar, act_q8_K_scalar},
     ggml_repack_entry{GGML_TYPE_IQ4_XS, dot_iq4_xs_scalar, act_q8_K_scalar},
     ggml_repack_entry{GGML_TYPE_Q5_0, dot_q5_0_scalar, act_q8_0_scalar},
+    ggml_repack_entry{GGML_TYPE_Q4_1, dot_q4_1_scalar, act_q8_1_scalar},
 });
