@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 namespace {
 
@@ -73,6 +74,36 @@ struct signed_iq4_nl {
     }
 };
 
+// MXFP4: the nibbles of the group block (at offset 16) through the doubled E2M1 codebook;
+// per row 2^(e - 128) from the exponent bytes.
+struct signed_mxfp4 {
+    static constexpr size_t bytes = ggml_repack_mxfp4_group_bytes;
+    static __m256i codes(const uint8_t * g, int s, int h) {
+        const __m256i cb =
+            _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(ggml_mxfp4_codebook)));
+        const __m256i v = load_half(g + ggml_repack_mxfp4_qs + 64 * (s % 4) + 32 * h);
+        return _mm256_shuffle_epi8(cb, _mm256_and_si256(s < 4 ? v : _mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F)));
+    }
+    // subnormal for e = 0, 1 (bit 21 + e), else the exponent field e - 1
+    static __m256 scale(const uint8_t * g, int h) {
+        const __m256i e = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(g + 8 * h)));
+        const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+        const __m256i sub = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+        const __m256i small = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e);
+        return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, sub, small));
+    }
+};
+
+// The 8 row scales of half h of a group block: f16 d, or MXFP4's exponents.
+template <typename W>
+inline __m256 half_scales(const uint8_t * g, int h) {
+    if constexpr (std::is_same_v<W, signed_mxfp4>) {
+        return W::scale(g, h);
+    } else {
+        return load_f16x8(g + 16 * h);
+    }
+}
+
 template <typename W, int NC>
 void tile_signed(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy,
                  int rows) {
@@ -95,7 +126,7 @@ void tile_signed(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, siz
 #pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) acc[c] = dot4(acc[c], aw, _mm256_sign_epi8(bcast(act[c][i].qs + 4 * s), w));
         }
-        const __m256 d = load_f16x8(g + 16 * h);
+        const __m256 d = half_scales<W>(g, h);
 #pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) {
             const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(_cvtsh_ss(act[c][i].d)));
@@ -103,6 +134,12 @@ void tile_signed(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, siz
         }
     }
     store_half<NC>(sum, y, ldy, rows);
+}
+
+template <int NC>
+void tile_mxfp4(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy,
+                int rows) {
+    tile_signed<signed_mxfp4, NC>(nb, gb, h, col, ldb, y, ldy, rows);
 }
 
 template <int NC>
@@ -442,6 +479,11 @@ void dot_q4_1_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void
     run_tiles<tile_q4_1<1>, tile_q4_1<2>, tile_q4_1<3>, tile_q4_1<4>>(k / QK4_1, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
+void dot_mxfp4_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                    float * y, int64_t ldy) {
+    run_tiles<tile_mxfp4<1>, tile_mxfp4<2>, tile_mxfp4<3>, tile_mxfp4<4>>(k / QK_MXFP4, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
 void dot_iq4_nl_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                      float * y, int64_t ldy) {
     run_tiles<tile_iq4_nl<1>, tile_iq4_nl<2>, tile_iq4_nl<3>, tile_iq4_nl<4>>(k / QK4_NL, a, lda, nr, b, ldb, nc, y, ldy);
@@ -485,4 +527,5 @@ constinit const ggml_repack_kernels ggml_repack_kernels_avx2 = ggml_repack_make_
     ggml_repack_entry{GGML_TYPE_IQ4_XS, dot_iq4_xs_avx2, ggml_quantize_row_q8_K_avx2},
     ggml_repack_entry{GGML_TYPE_Q5_0, dot_q5_0_avx2, act_q8_0_avx2},
     ggml_repack_entry{GGML_TYPE_Q4_1, dot_q4_1_avx2, ggml_quantize_row_q8_1_avx2},
+    ggml_repack_entry{GGML_TYPE_MXFP4, dot_mxfp4_avx2, act_q8_0_avx2},
 });

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 namespace {
 
@@ -118,6 +119,37 @@ struct fmt_iq4_nl {
     static int32_t offset(int32_t neg128_sum) { return neg128_sum; }
 };
 
+// MXFP4: the nibbles through the doubled E2M1 codebook + 128 (u8); scale 2^(e - 128) per row.
+struct fmt_mxfp4 {
+    static constexpr size_t bytes = ggml_repack_mxfp4_group_bytes;
+    static __m512i step(const uint8_t * g, int s) {
+        const __m128i cb = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i *>(ggml_mxfp4_codebook)),
+                                         _mm_set1_epi8(char(0x80)));
+        const __m512i v = load_v(g + ggml_repack_mxfp4_qs + 64 * (s % 4));
+        const __m512i idx = _mm512_and_si512(s < 4 ? v : _mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0F));
+        return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(cb), idx);
+    }
+    static int32_t offset(int32_t neg128_sum) { return neg128_sum; }
+    // 2^(e - 128): subnormal for e = 0, 1 (bit 21 + e), else the exponent field e - 1
+    static __m512 scale(const uint8_t * g) {
+        const __m512i e = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(g)));
+        const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+        const __m512i sub = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);
+        const __mmask16 small = _mm512_cmplt_epu32_mask(e, _mm512_set1_epi32(2));
+        return _mm512_castsi512_ps(_mm512_mask_blend_epi32(small, normal, sub));
+    }
+};
+
+// The row scales of a 32-element format: f16 d, or MXFP4's exponents.
+template <typename F>
+inline __m512 row_scales(const uint8_t * g) {
+    if constexpr (std::is_same_v<F, fmt_mxfp4>) {
+        return F::scale(g);
+    } else {
+        return load_f16x16(g);
+    }
+}
+
 template <typename F, int NC>
 void tile_32(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
     __m512 sum[NC];
@@ -146,7 +178,7 @@ void tile_32(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, fl
             }
         }
         acc_fold(acc);
-        const __m512 d = load_f16x16(g);
+        const __m512 d = row_scales<F>(g);
 #pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) {
             const __m512 dd = _mm512_mul_ps(d, _mm512_set1_ps(_cvtsh_ss(act[c][i].d)));
@@ -154,6 +186,11 @@ void tile_32(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, fl
         }
     }
     store_tile<NC>(sum, y, ldy, rows);
+}
+
+template <int NC>
+void tile_mxfp4(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    tile_32<fmt_mxfp4, NC>(nb, gb, col, ldb, y, ldy, rows);
 }
 
 template <int NC>
@@ -485,6 +522,11 @@ void dot_q4_1_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const vo
     run_tiles<REPACK_TILES(tile_q4_1)>(k / QK4_1, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
+void dot_mxfp4_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                      float * y, int64_t ldy) {
+    run_tiles<REPACK_TILES(tile_mxfp4)>(k / QK_MXFP4, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
 void dot_iq4_nl_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                        float * y, int64_t ldy) {
     run_tiles<REPACK_TILES(tile_iq4_nl)>(k / QK4_NL, a, lda, nr, b, ldb, nc, y, ldy);
@@ -532,4 +574,5 @@ constinit const ggml_repack_kernels ggml_repack_kernels_avx512 = ggml_repack_mak
     ggml_repack_entry{GGML_TYPE_IQ4_XS, dot_iq4_xs_avx512, ggml_quantize_row_q8_K_avx512},
     ggml_repack_entry{GGML_TYPE_Q5_0, dot_q5_0_avx512, act_q8_0_avx512},
     ggml_repack_entry{GGML_TYPE_Q4_1, dot_q4_1_avx512, ggml_quantize_row_q8_1_avx512},
+    ggml_repack_entry{GGML_TYPE_MXFP4, dot_mxfp4_avx512, act_q8_0_avx512},
 });

@@ -37,6 +37,11 @@ struct q4_1_codes {
     q4_0_codes c;
 };
 
+struct mxfp4_codes {
+    uint8_t e = 0;
+    uint8_t q[QK_MXFP4] = {};  // 0..15
+};
+
 struct q4_K_codes {
     ggml_fp16_t d = 0, dmin = 0;
     uint8_t sc[8] = {}, mn[8] = {};
@@ -118,6 +123,19 @@ void q4_1_encode(const q4_1_codes & c, block_q4_1 & b) {
     b.d = x.d;
     b.m = c.m;
     std::memcpy(b.qs, x.qs, sizeof b.qs);
+}
+
+void mxfp4_decode(const block_mxfp4 & b, mxfp4_codes & c) {
+    c.e = b.e;
+    for (int i = 0; i < QK_MXFP4 / 2; ++i) {
+        c.q[i] = b.qs[i] & 0xF;
+        c.q[i + QK_MXFP4 / 2] = b.qs[i] >> 4;
+    }
+}
+
+void mxfp4_encode(const mxfp4_codes & c, block_mxfp4 & b) {
+    b.e = c.e;
+    for (int i = 0; i < QK_MXFP4 / 2; ++i) b.qs[i] = uint8_t(c.q[i] | (c.q[i + QK_MXFP4 / 2] << 4));
 }
 
 void q4_K_decode(const block_q4_K & b, q4_K_codes & c) {
@@ -348,6 +366,29 @@ void q4_1_get(const uint8_t * g, q4_1_codes * c) {
     }
 }
 
+// MXFP4: the 16 exponents, then the nibbles as in Q4_0's group block.
+void mxfp4_put(const mxfp4_codes * c, uint8_t * g) {
+    for (int r = 0; r < 16; ++r) {
+        g[r] = c[r].e;
+        for (int s = 0; s < 4; ++s)
+            for (int b = 0; b < 4; ++b) {
+                g[ggml_repack_mxfp4_qs + 64 * s + 4 * r + b] = uint8_t(c[r].q[4 * s + b] | (c[r].q[16 + 4 * s + b] << 4));
+            }
+    }
+}
+
+void mxfp4_get(const uint8_t * g, mxfp4_codes * c) {
+    for (int r = 0; r < 16; ++r) {
+        c[r].e = g[r];
+        for (int s = 0; s < 4; ++s)
+            for (int b = 0; b < 4; ++b) {
+                const uint8_t v = g[ggml_repack_mxfp4_qs + 64 * s + 4 * r + b];
+                c[r].q[4 * s + b] = v & 0xF;
+                c[r].q[16 + 4 * s + b] = v >> 4;
+            }
+    }
+}
+
 void q4_K_put(const q4_K_codes * c, uint8_t * g) {
     for (int r = 0; r < 16; ++r) {
         std::memcpy(g + 2 * r, &c[r].d, 2);
@@ -508,6 +549,8 @@ using fmt_q5_0 = repack_format<block_q5_0, q5_0_codes, q5_0_decode, q5_0_encode,
                                ggml_repack_q5_0_group_bytes, QK5_0>;
 using fmt_q4_1 = repack_format<block_q4_1, q4_1_codes, q4_1_decode, q4_1_encode, q4_1_put, q4_1_get,
                                ggml_repack_q4_1_group_bytes, QK4_1>;
+using fmt_mxfp4 = repack_format<block_mxfp4, mxfp4_codes, mxfp4_decode, mxfp4_encode, mxfp4_put, mxfp4_get,
+                                ggml_repack_mxfp4_group_bytes, QK_MXFP4>;
 using fmt_q4_K = repack_format<block_q4_K, q4_K_codes, q4_K_decode, q4_K_encode, q4_K_put, q4_K_get,
                                ggml_repack_q4_K_group_bytes, QK_K>;
 using fmt_q5_K = repack_format<block_q5_K, q5_K_codes, q5_K_decode, q5_K_encode, q5_K_put, q5_K_get,
@@ -528,6 +571,7 @@ size_t group_bytes_of(ggml_type t) {
         case GGML_TYPE_IQ4_XS: return ggml_repack_iq4_xs_group_bytes;
         case GGML_TYPE_Q5_0: return ggml_repack_q5_0_group_bytes;
         case GGML_TYPE_Q4_1: return ggml_repack_q4_1_group_bytes;
+        case GGML_TYPE_MXFP4: return ggml_repack_mxfp4_group_bytes;
         default: return 0;
     }
 }
@@ -555,6 +599,7 @@ void ggml_repack_pack(ggml_type t, int64_t k, int64_t m, const void * src, size_
         case GGML_TYPE_IQ4_XS: fmt_iq4_xs::pack(k, m, src, lds, dst); break;
         case GGML_TYPE_Q5_0: fmt_q5_0::pack(k, m, src, lds, dst); break;
         case GGML_TYPE_Q4_1: fmt_q4_1::pack(k, m, src, lds, dst); break;
+        case GGML_TYPE_MXFP4: fmt_mxfp4::pack(k, m, src, lds, dst); break;
         default: GGML_ASSERT(false && "type without a repacked layout");
     }
 }
@@ -570,6 +615,7 @@ void ggml_repack_unpack(ggml_type t, int64_t k, int64_t m, const void * src, voi
         case GGML_TYPE_IQ4_XS: fmt_iq4_xs::unpack(k, m, src, dst, ldd); break;
         case GGML_TYPE_Q5_0: fmt_q5_0::unpack(k, m, src, dst, ldd); break;
         case GGML_TYPE_Q4_1: fmt_q4_1::unpack(k, m, src, dst, ldd); break;
+        case GGML_TYPE_MXFP4: fmt_mxfp4::unpack(k, m, src, dst, ldd); break;
         default: GGML_ASSERT(false && "type without a repacked layout");
     }
 }
@@ -579,6 +625,7 @@ ggml_type ggml_repack_act_type(ggml_type t) {
         case GGML_TYPE_Q8_0:
         case GGML_TYPE_Q4_0:
         case GGML_TYPE_Q5_0:
+        case GGML_TYPE_MXFP4:
         case GGML_TYPE_IQ4_NL: return GGML_TYPE_Q8_0;
         case GGML_TYPE_Q4_1: return GGML_TYPE_Q8_1;
         default: return GGML_TYPE_Q8_K;

@@ -106,6 +106,29 @@ void dot_q4_1_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const vo
     });
 }
 
+// MXFP4: the doubled E2M1 codebook against Q8_0, (d_b * sum) * 2^(e - 128) per block as the
+// plain kernel.
+void dot_mxfp4_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                      float * y, int64_t ldy) {
+    const int64_t nb = k / QK_MXFP4;
+    repack_scalar_run(nr, lda, a, b, ldb, nc, y, ldy, [nb](const uint8_t * gb, int r, const uint8_t * col) {
+        const block_q8_0 * act = reinterpret_cast<const block_q8_0 *>(col);
+        float sum = 0.0f;
+        for (int64_t i = 0; i < nb; ++i) {
+            const uint8_t * g = gb + size_t(i) * ggml_repack_mxfp4_group_bytes;
+            int32_t acc = 0;
+            for (int s = 0; s < 4; ++s)
+                for (int e = 0; e < 4; ++e) {
+                    const uint8_t v = g[ggml_repack_mxfp4_qs + 64 * s + 4 * r + e];
+                    acc += ggml_mxfp4_codebook[v & 0xF] * act[i].qs[4 * s + e] +
+                           ggml_mxfp4_codebook[v >> 4] * act[i].qs[16 + 4 * s + e];
+                }
+            sum += (ggml_fp16_to_fp32(act[i].d) * float(acc)) * ggml_e8m0_to_fp32_half(g[r]);
+        }
+        return sum;
+    });
+}
+
 void dot_q4_0_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                      float * y, int64_t ldy) {
     dot_q4_0_like_scalar<false>(k, a, lda, nr, b, ldb, nc, y, ldy);
@@ -243,4 +266,5 @@ constinit const ggml_repack_kernels ggml_repack_kernels_scalar = ggml_repack_mak
     ggml_repack_entry{GGML_TYPE_IQ4_XS, dot_iq4_xs_scalar, act_q8_K_scalar},
     ggml_repack_entry{GGML_TYPE_Q5_0, dot_q5_0_scalar, act_q8_0_scalar},
     ggml_repack_entry{GGML_TYPE_Q4_1, dot_q4_1_scalar, act_q8_1_scalar},
+    ggml_repack_entry{GGML_TYPE_MXFP4, dot_mxfp4_scalar, act_q8_0_scalar},
 });

@@ -1,8 +1,8 @@
 // ggml/cpu/repack.h — weights in an interleaved layout for MUL_MAT (internal).
 //
-// A 2-D weight matrix of a repackable type (Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K, IQ4_XS, Q5_0, Q4_1)
-// is stored as groups of
-// GGML_REPACK_ROWS = 16 rows; within a group, block b of the 16 rows forms one "group block",
+// A 2-D weight matrix of a repackable type (Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K, IQ4_XS, Q5_0,
+// Q4_1, MXFP4) is stored as groups of GGML_REPACK_ROWS = 16 rows; within a group, block b of the
+// 16 rows forms one "group block",
 // and the group blocks of a group follow each other along k. Inside a group block the codes
 // sit in 32-bit lanes, one lane per row: lane r of a 64-byte vector holds 4 consecutive
 // elements of row r, so that one VPDPBUSD against a broadcast activation dword computes
@@ -16,6 +16,8 @@
 //   Q5_0 (32 elements, 352 bytes = 16 x 22): Q4_0's 288 bytes (the low 4 bits of each code)
 //     | qh[16 rows][4]: bit s of byte b = fifth bit of element 4 s + b (codes q + 16, 0..31)
 //   Q4_1 (32 elements, 320 bytes = 16 x 20): m[16] f16 | Q4_0's 288 bytes (d, codes q in 0..15)
+//   MXFP4 (32 elements, 272 bytes = 16 x 17): e[16] u8 (E8M0) | qs as Q4_0's (offset 16), the
+//     nibbles index ggml_mxfp4_codebook (the doubled E2M1 values; scale 2^(e - 128))
 //   Q4_K (256 elements, 2368 bytes = 16 x 148):
 //     d[16] f16 | dmin[16] f16 | sc[8][16] u8 | mn[4][16][2] u8 (mins 2p, 2p+1 of row r)
 //     | qs[4 chunks][8 steps][16 rows][4]: low nibble element 64 t + 4 s + b,
@@ -43,7 +45,7 @@
 // lda = ggml_repack_row_bytes(t, k), nr any count (the last group is read whole, only nr
 // rows written), b = activations from the table's act function (ggml_repack_act_row_bytes
 // bytes per column: Q8_K for the K-quants and IQ4_XS; Q8_0 blocks followed by one int32 per block,
-// -128 * sum of the block's codes, for Q8_0, Q4_0, Q5_0 and IQ4_NL; plain Q8_1 rows for Q4_1,
+// -128 * sum of the block's codes, for Q8_0, Q4_0, Q5_0, IQ4_NL and MXFP4; plain Q8_1 rows for Q4_1,
 // whose stored s = d * sum of the codes carries the min term as in the plain kernels).
 #pragma once
 
@@ -114,6 +116,7 @@ constexpr size_t ggml_repack_q6_K_group_bytes = 3360;
 constexpr size_t ggml_repack_iq4_xs_group_bytes = 2240;
 constexpr size_t ggml_repack_q5_0_group_bytes = 352;
 constexpr size_t ggml_repack_q4_1_group_bytes = 320;
+constexpr size_t ggml_repack_mxfp4_group_bytes = 272;
 // Offsets inside a group block.
 constexpr size_t ggml_repack_q8_0_qs = 32;
 constexpr size_t ggml_repack_q4_0_qs = 32;
@@ -128,4 +131,5 @@ constexpr size_t ggml_repack_q6_K_unit = 768;  // bytes of one 64-element unit
 constexpr size_t ggml_repack_iq4_xs_sc = 32;
 constexpr size_t ggml_repack_iq4_xs_qs = 192;
 constexpr size_t ggml_repack_q5_0_qh = 288;
+constexpr size_t ggml_repack_mxfp4_qs = 16;
 constexpr size_t ggml_repack_q4_1_inner = 32;  // Q4_1: where the Q4_0 group block starts
