@@ -326,12 +326,37 @@ inline __m256i q6_K_codes(const uint8_t * unit, int h, int u, int s) {
     return _mm256_or_si256(lo, _mm256_and_si256(hi, _mm256_set1_epi8(0x30)));
 }
 
+// Q3_K: low 2 bits at bits 2u of low vector s | bit 4 (u % 2) + s of high vector u / 2 as bit 2.
+inline __m256i q3_K_codes(const uint8_t * unit, int h, int u, int s) {
+    const __m256i lo_v = load_half(unit + 64 * s + 32 * h);
+    const __m256i hi_v = load_half(unit + 256 + 64 * (u / 2) + 32 * h);
+    const int hs = 4 * (u % 2) + s - 2;  // high bit's position - 2
+    const __m256i hi = hs >= 0 ? _mm256_srli_epi16(hi_v, hs) : _mm256_slli_epi16(hi_v, -hs);
+    const __m256i lo = _mm256_srli_epi16(lo_v, 2 * u);
+    return _mm256_or_si256(_mm256_and_si256(lo, _mm256_set1_epi8(3)), _mm256_and_si256(hi, _mm256_set1_epi8(4)));
+}
+
+// Q6_K and Q3_K: 16-element sub-blocks of codes q + 2^shift, signed scales in pairs.
+struct fmt_q6_K {
+    static constexpr size_t bytes = ggml_repack_q6_K_group_bytes, qs = ggml_repack_q6_K_qs, unit = ggml_repack_q6_K_unit;
+    static constexpr int shift = 5;
+    static __m256i codes(const uint8_t * u8, int h, int u, int s) { return q6_K_codes(u8, h, u, s); }
+};
+
+struct fmt_q3_K {
+    static constexpr size_t bytes = ggml_repack_q3_K_group_bytes, qs = ggml_repack_q3_K_qs, unit = ggml_repack_q3_K_unit;
+    static constexpr int shift = 2;
+    static __m256i codes(const uint8_t * u8, int h, int u, int s) { return q3_K_codes(u8, h, u, s); }
+};
+
+static_assert(ggml_repack_q3_K_sc == ggml_repack_q6_K_sc, "Q3_K's scale pairs sit where Q6_K's do");
+
 inline __m256i q6_K_scale_pairs(const uint8_t * g, int h, int p) {
     return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(g + ggml_repack_q6_K_sc + 32 * p + 16 * h)));
 }
 
-template <int NC>
-void tile_q6_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+template <typename F, int NC>
+void tile_k16(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
     __m256 sum[NC];
     const block_q8_K * act[NC];
 #pragma GCC unroll 16
@@ -340,7 +365,7 @@ void tile_q6_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
         act[c] = reinterpret_cast<const block_q8_K *>(col + size_t(c) * ldb);
     }
     for (int64_t i = 0; i < nb; ++i) {
-        const uint8_t * g = gb + size_t(i) * ggml_repack_q6_K_group_bytes;
+        const uint8_t * g = gb + size_t(i) * F::bytes;
         // sum_j sc_j * dot_j, exact: VPMADDUBSW pairs of two steps summed in 16 bits (at most
         // 2 * 2 * 63 * 127 = 32004), then VPMADDWD with (sc, sc)
         __m256i part[NC];
@@ -350,14 +375,14 @@ void tile_q6_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
 #pragma GCC unroll 4
         for (int u = 0; u < 4; ++u) {
             const int j = 4 * t + u;  // sub-block
-            const uint8_t * unit = g + ggml_repack_q6_K_qs + ggml_repack_q6_K_unit * t;
+            const uint8_t * unit = g + F::qs + F::unit * t;
             const __m256i scp = q6_K_scale_pairs(g, h, j / 2);
             const __m256i sc_pair = u % 2 ? _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(scp, 0xF5), 0xF5)
                                           : _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(scp, 0xA0), 0xA0);
 #pragma GCC unroll 2
             for (int s0 = 0; s0 < 4; s0 += 2) {
-                const __m256i w0 = q6_K_codes(unit, h, u, s0);
-                const __m256i w1 = q6_K_codes(unit, h, u, s0 + 1);
+                const __m256i w0 = F::codes(unit, h, u, s0);
+                const __m256i w1 = F::codes(unit, h, u, s0 + 1);
 #pragma GCC unroll 16
                 for (int c = 0; c < NC; ++c) {
                     const int8_t * a = act[c][i].qs + 16 * j + 4 * s0;
@@ -380,7 +405,7 @@ void tile_q6_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
         const __m256 d = load_f16x8(g + 16 * h);
 #pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) {
-            const __m256i t = _mm256_sub_epi32(part[c], _mm256_slli_epi32(macc[c], 5));
+            const __m256i t = _mm256_sub_epi32(part[c], _mm256_slli_epi32(macc[c], F::shift));
             sum[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_mul_ps(d, _mm256_set1_ps(act[c][i].d)), sum[c]);
         }
     }
@@ -388,7 +413,8 @@ void tile_q6_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
 }
 
 // IQ4_XS: per sub-block the signed codebook values as |a| x (w with a's sign) into int32 (Q8_K
-// codes may be -128, whose negation leaves a byte; no codebook value's does), weighted by ls - 32 in int32 (the plain kernel's integer sum), scaled once per block.
+// codes may be -128, whose negation leaves a byte; no codebook value's does), weighted by
+// ls - 32 in int32 (the plain kernel's integer sum), scaled once per block.
 template <int NC>
 void tile_iq4_xs(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy,
                  int rows) {
@@ -502,7 +528,14 @@ void dot_q5_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void
 
 void dot_q6_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                    float * y, int64_t ldy) {
-    run_tiles<tile_q6_K<1>, tile_q6_K<2>, tile_q6_K<3>, tile_q6_K<4>>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
+    run_tiles<tile_k16<fmt_q6_K, 1>, tile_k16<fmt_q6_K, 2>, tile_k16<fmt_q6_K, 3>, tile_k16<fmt_q6_K, 4>>(
+        k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
+void dot_q3_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                   float * y, int64_t ldy) {
+    run_tiles<tile_k16<fmt_q3_K, 1>, tile_k16<fmt_q3_K, 2>, tile_k16<fmt_q3_K, 3>, tile_k16<fmt_q3_K, 4>>(
+        k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
 void dot_iq4_xs_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
@@ -528,4 +561,5 @@ constinit const ggml_repack_kernels ggml_repack_kernels_avx2 = ggml_repack_make_
     ggml_repack_entry{GGML_TYPE_Q5_0, dot_q5_0_avx2, act_q8_0_avx2},
     ggml_repack_entry{GGML_TYPE_Q4_1, dot_q4_1_avx2, ggml_quantize_row_q8_1_avx2},
     ggml_repack_entry{GGML_TYPE_MXFP4, dot_mxfp4_avx2, act_q8_0_avx2},
+    ggml_repack_entry{GGML_TYPE_Q3_K, dot_q3_K_avx2, ggml_quantize_row_q8_K_avx2},
 });

@@ -336,7 +336,7 @@ void tile_q4_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
     store_tile_mem<NC>(sum, y, ldy, rows);
 }
 
-// ---- Q6_K ----
+// ---- Q6_K and Q3_K: 16-element sub-blocks of codes q + offset, signed scales in pairs ----
 
 // Codes of sub-block u, step s of a 64-element unit: low 4 bits | high 2 bits << 4.
 inline __m512i q6_K_codes(const uint8_t * unit, int u, int s) {
@@ -353,13 +353,37 @@ inline __m512i q6_K_codes(const uint8_t * unit, int u, int s) {
     return _mm512_or_si512(lo, _mm512_and_si512(hi, _mm512_set1_epi8(0x30)));
 }
 
+// Q3_K: low 2 bits at bits 2u of low vector s | bit 4 (u % 2) + s of high vector u / 2 as bit 2.
+inline __m512i q3_K_codes(const uint8_t * unit, int u, int s) {
+    const __m512i lo_v = load_v(unit + 64 * s);
+    const __m512i hi_v = load_v(unit + 256 + 64 * (u / 2));
+    const int hs = 4 * (u % 2) + s - 2;  // high bit's position - 2
+    const __m512i hi = hs >= 0 ? _mm512_srli_epi16(hi_v, unsigned(hs)) : _mm512_slli_epi16(hi_v, unsigned(-hs));
+    const __m512i lo = _mm512_srli_epi16(lo_v, unsigned(2 * u));
+    return _mm512_or_si512(_mm512_and_si512(lo, _mm512_set1_epi8(3)), _mm512_and_si512(hi, _mm512_set1_epi8(4)));
+}
+
+struct fmt_q6_K {
+    static constexpr size_t bytes = ggml_repack_q6_K_group_bytes, qs = ggml_repack_q6_K_qs, unit = ggml_repack_q6_K_unit;
+    static constexpr float offset = 32.0f;
+    static __m512i codes(const uint8_t * u8, int u, int s) { return q6_K_codes(u8, u, s); }
+};
+
+struct fmt_q3_K {
+    static constexpr size_t bytes = ggml_repack_q3_K_group_bytes, qs = ggml_repack_q3_K_qs, unit = ggml_repack_q3_K_unit;
+    static constexpr float offset = 4.0f;
+    static __m512i codes(const uint8_t * u8, int u, int s) { return q3_K_codes(u8, u, s); }
+};
+
+static_assert(ggml_repack_q3_K_sc == ggml_repack_q6_K_sc, "Q3_K's scale pairs sit where Q6_K's do");
+
 // Scales 2p, 2p+1 of every row as int16 pairs.
 inline __m512i q6_K_scale_pairs(const uint8_t * g, int p) {
     return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(g + ggml_repack_q6_K_sc + 32 * p)));
 }
 
-template <int NC>
-void tile_q6_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+template <typename F, int NC>
+void tile_k16(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
     // the running sums over blocks stay in memory (one update per block), which leaves the
     // registers to the per-block accumulators
     alignas(64) float sum[NC][16] = {};
@@ -369,8 +393,8 @@ void tile_q6_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
         act[c] = reinterpret_cast<const block_q8_K *>(col + size_t(c) * ldb);
     }
     for (int64_t i = 0; i < nb; ++i) {
-        const uint8_t * g = gb + size_t(i) * ggml_repack_q6_K_group_bytes;
-        prefetch_block(g, ggml_repack_q6_K_group_bytes);
+        const uint8_t * g = gb + size_t(i) * F::bytes;
+        prefetch_block(g, F::bytes);
         const __m512 d = load_f16x16(g);
         __m512 part[NC];
 #pragma GCC unroll 16
@@ -379,13 +403,13 @@ void tile_q6_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
 #pragma GCC unroll 4
         for (int u = 0; u < 4; ++u) {
             const int j = 4 * t + u;  // sub-block
-            const uint8_t * unit = g + ggml_repack_q6_K_qs + ggml_repack_q6_K_unit * t;
+            const uint8_t * unit = g + F::qs + F::unit * t;
             constexpr int A = n_split<NC>;
             __m512i acc[NC][A];
             acc_zero(acc);
 #pragma GCC unroll 16
             for (int s = 0; s < 4; ++s) {
-                const __m512i w = q6_K_codes(unit, u, s);
+                const __m512i w = F::codes(unit, u, s);
 #pragma GCC unroll 16
                 for (int c = 0; c < NC; ++c) {
                     acc[c][s % A] = _mm512_dpbusd_epi32(acc[c][s % A], w,
@@ -399,7 +423,7 @@ void tile_q6_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
 #pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) part[c] = _mm512_fmadd_ps(dsc, _mm512_cvtepi32_ps(acc[c][0]), part[c]);
         }
-        // the codes are q + 32: subtract 32 * sum_j sc_j * bsums[j]
+        // the codes are q + offset: subtract offset * sum_j sc_j * bsums[j]
         __m512i macc[NC];
 #pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) macc[c] = _mm512_setzero_si512();
@@ -411,7 +435,7 @@ void tile_q6_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
                 macc[c] = _mm512_dpwssd_epi32(macc[c], scp, _mm512_set1_epi32(load_i32(act[c][i].bsums + 2 * p)));
             }
         }
-        const __m512 d32 = _mm512_mul_ps(d, _mm512_set1_ps(32.0f));
+        const __m512 d32 = _mm512_mul_ps(d, _mm512_set1_ps(F::offset));
 #pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) {
             const __m512 t = _mm512_fnmadd_ps(d32, _mm512_cvtepi32_ps(macc[c]), part[c]);
@@ -547,9 +571,24 @@ void dot_q5_K_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const vo
     run_tiles<REPACK_TILES(tile_q5_K)>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
+template <int NC>
+void tile_q6_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    tile_k16<fmt_q6_K, NC>(nb, gb, col, ldb, y, ldy, rows);
+}
+
 void dot_q6_K_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                      float * y, int64_t ldy) {
     run_tiles<REPACK_TILES(tile_q6_K)>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
+template <int NC>
+void tile_q3_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    tile_k16<fmt_q3_K, NC>(nb, gb, col, ldb, y, ldy, rows);
+}
+
+void dot_q3_K_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                     float * y, int64_t ldy) {
+    run_tiles<REPACK_TILES(tile_q3_K)>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
 void dot_iq4_xs_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
@@ -575,4 +614,5 @@ constinit const ggml_repack_kernels ggml_repack_kernels_avx512 = ggml_repack_mak
     ggml_repack_entry{GGML_TYPE_Q5_0, dot_q5_0_avx512, act_q8_0_avx512},
     ggml_repack_entry{GGML_TYPE_Q4_1, dot_q4_1_avx512, ggml_quantize_row_q8_1_avx512},
     ggml_repack_entry{GGML_TYPE_MXFP4, dot_mxfp4_avx512, act_q8_0_avx512},
+    ggml_repack_entry{GGML_TYPE_Q3_K, dot_q3_K_avx512, ggml_quantize_row_q8_K_avx512},
 });

@@ -59,6 +59,12 @@ struct iq4_xs_codes {
     uint8_t q[QK_K] = {};   // 0..15, codebook indices
 };
 
+struct q3_K_codes {
+    ggml_fp16_t d = 0;
+    int8_t sc[16] = {};     // -32..31
+    uint8_t q[QK_K] = {};   // 0..7 (value + 4)
+};
+
 struct q6_K_codes {
     ggml_fp16_t d = 0;
     int8_t sc[16] = {};
@@ -229,6 +235,36 @@ void iq4_xs_encode(const iq4_xs_codes & c, block_iq4_xs & b) {
         b.scales_l[ib / 2] |= uint8_t((ls & 0xF) << (4 * (ib % 2)));
         b.scales_h = uint16_t(b.scales_h | ((ls >> 4) << (2 * ib)));
         for (int l = 0; l < 16; ++l) b.qs[16 * ib + l] = uint8_t(c.q[32 * ib + l] | (c.q[32 * ib + 16 + l] << 4));
+    }
+}
+
+void q3_K_decode(const block_q3_K & b, q3_K_codes & c) {
+    c.d = b.d;
+    for (int j = 0; j < 16; ++j) {
+        const int lo = j < 8 ? (b.scales[j] & 0xF) : (b.scales[j - 8] >> 4);
+        const int hi = (b.scales[8 + j % 4] >> (2 * (j / 4))) & 3;
+        c.sc[j] = int8_t((lo | (hi << 4)) - 32);
+    }
+    for (int e = 0; e < QK_K; ++e) {
+        const int lo = (b.qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+        const int hi = (b.hmask[e % 32] >> (e / 32)) & 1;
+        c.q[e] = uint8_t(lo | (hi << 2));
+    }
+}
+
+void q3_K_encode(const q3_K_codes & c, block_q3_K & b) {
+    b.d = c.d;
+    std::memset(b.scales, 0, sizeof b.scales);
+    std::memset(b.qs, 0, sizeof b.qs);
+    std::memset(b.hmask, 0, sizeof b.hmask);
+    for (int j = 0; j < 16; ++j) {
+        const int v = c.sc[j] + 32;
+        b.scales[j % 8] |= uint8_t((v & 0xF) << (j < 8 ? 0 : 4));
+        b.scales[8 + j % 4] |= uint8_t((v >> 4) << (2 * (j / 4)));
+    }
+    for (int e = 0; e < QK_K; ++e) {
+        b.qs[32 * (e / 128) + e % 32] |= uint8_t((c.q[e] & 3) << (2 * ((e % 128) / 32)));
+        b.hmask[e % 32] |= uint8_t((c.q[e] >> 2) << (e / 32));
     }
 }
 
@@ -458,6 +494,43 @@ void iq4_xs_get(const uint8_t * g, iq4_xs_codes * c) {
     }
 }
 
+// Q3_K: per 64-element unit t, byte b of lane r of low vector s holds the low 2 bits of the
+// codes (u, s, b) at bits 2u; bit 4 (u % 2) + s of high vector u / 2 is bit 2 of code (u, s, b).
+void q3_K_put(const q3_K_codes * c, uint8_t * g) {
+    std::memset(g, 0, ggml_repack_q3_K_group_bytes);
+    for (int r = 0; r < 16; ++r) {
+        std::memcpy(g + 2 * r, &c[r].d, 2);
+        for (int j = 0; j < 16; ++j) g[ggml_repack_q3_K_sc + 32 * (j / 2) + 2 * r + j % 2] = uint8_t(c[r].sc[j]);
+        for (int t = 0; t < 4; ++t) {
+            uint8_t * unit = g + ggml_repack_q3_K_qs + ggml_repack_q3_K_unit * t;
+            for (int u = 0; u < 4; ++u)
+                for (int s = 0; s < 4; ++s)
+                    for (int b = 0; b < 4; ++b) {
+                        const uint8_t q = c[r].q[64 * t + 16 * u + 4 * s + b];
+                        unit[64 * s + 4 * r + b] |= uint8_t((q & 3) << (2 * u));
+                        unit[256 + 64 * (u / 2) + 4 * r + b] |= uint8_t((q >> 2) << (4 * (u % 2) + s));
+                    }
+        }
+    }
+}
+
+void q3_K_get(const uint8_t * g, q3_K_codes * c) {
+    for (int r = 0; r < 16; ++r) {
+        std::memcpy(&c[r].d, g + 2 * r, 2);
+        for (int j = 0; j < 16; ++j) c[r].sc[j] = int8_t(g[ggml_repack_q3_K_sc + 32 * (j / 2) + 2 * r + j % 2]);
+        for (int t = 0; t < 4; ++t) {
+            const uint8_t * unit = g + ggml_repack_q3_K_qs + ggml_repack_q3_K_unit * t;
+            for (int u = 0; u < 4; ++u)
+                for (int s = 0; s < 4; ++s)
+                    for (int b = 0; b < 4; ++b) {
+                        const int lo = (unit[64 * s + 4 * r + b] >> (2 * u)) & 3;
+                        const int hi = (unit[256 + 64 * (u / 2) + 4 * r + b] >> (4 * (u % 2) + s)) & 1;
+                        c[r].q[64 * t + 16 * u + 4 * s + b] = uint8_t(lo | (hi << 2));
+                    }
+        }
+    }
+}
+
 // Byte offsets of the low-nibble vector (v, s) and the high-bits vector s of a Q6_K unit.
 size_t q6_K_lo(int v, int s) { return size_t(64 * (4 * v + s)); }
 size_t q6_K_hi(int s) { return size_t(512 + 64 * s); }
@@ -557,6 +630,8 @@ using fmt_q5_K = repack_format<block_q5_K, q5_K_codes, q5_K_decode, q5_K_encode,
                                ggml_repack_q5_K_group_bytes, QK_K>;
 using fmt_iq4_xs = repack_format<block_iq4_xs, iq4_xs_codes, iq4_xs_decode, iq4_xs_encode, iq4_xs_put, iq4_xs_get,
                                  ggml_repack_iq4_xs_group_bytes, QK_K>;
+using fmt_q3_K = repack_format<block_q3_K, q3_K_codes, q3_K_decode, q3_K_encode, q3_K_put, q3_K_get,
+                               ggml_repack_q3_K_group_bytes, QK_K>;
 using fmt_q6_K = repack_format<block_q6_K, q6_K_codes, q6_K_decode, q6_K_encode, q6_K_put, q6_K_get,
                                ggml_repack_q6_K_group_bytes, QK_K>;
 
@@ -572,6 +647,7 @@ size_t group_bytes_of(ggml_type t) {
         case GGML_TYPE_Q5_0: return ggml_repack_q5_0_group_bytes;
         case GGML_TYPE_Q4_1: return ggml_repack_q4_1_group_bytes;
         case GGML_TYPE_MXFP4: return ggml_repack_mxfp4_group_bytes;
+        case GGML_TYPE_Q3_K: return ggml_repack_q3_K_group_bytes;
         default: return 0;
     }
 }
@@ -600,6 +676,7 @@ void ggml_repack_pack(ggml_type t, int64_t k, int64_t m, const void * src, size_
         case GGML_TYPE_Q5_0: fmt_q5_0::pack(k, m, src, lds, dst); break;
         case GGML_TYPE_Q4_1: fmt_q4_1::pack(k, m, src, lds, dst); break;
         case GGML_TYPE_MXFP4: fmt_mxfp4::pack(k, m, src, lds, dst); break;
+        case GGML_TYPE_Q3_K: fmt_q3_K::pack(k, m, src, lds, dst); break;
         default: GGML_ASSERT(false && "type without a repacked layout");
     }
 }
@@ -616,6 +693,7 @@ void ggml_repack_unpack(ggml_type t, int64_t k, int64_t m, const void * src, voi
         case GGML_TYPE_Q5_0: fmt_q5_0::unpack(k, m, src, dst, ldd); break;
         case GGML_TYPE_Q4_1: fmt_q4_1::unpack(k, m, src, dst, ldd); break;
         case GGML_TYPE_MXFP4: fmt_mxfp4::unpack(k, m, src, dst, ldd); break;
+        case GGML_TYPE_Q3_K: fmt_q3_K::unpack(k, m, src, dst, ldd); break;
         default: GGML_ASSERT(false && "type without a repacked layout");
     }
 }

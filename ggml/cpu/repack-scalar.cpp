@@ -241,6 +241,38 @@ void dot_iq4_xs_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const 
     });
 }
 
+// Q3_K: codes q + 4 per 16-element sub-block, weighted by the scales; 4 * sum_j sc_j * bsums[j]
+// taken off the integer sum, as the plain kernel's sum of sc_j * q * b.
+void dot_q3_K_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                     float * y, int64_t ldy) {
+    const int64_t nb = k / QK_K;
+    repack_scalar_run(nr, lda, a, b, ldb, nc, y, ldy, [nb](const uint8_t * gb, int r, const uint8_t * col) {
+        const block_q8_K * act = reinterpret_cast<const block_q8_K *>(col);
+        float sum = 0.0f;
+        for (int64_t i = 0; i < nb; ++i) {
+            const uint8_t * g = gb + size_t(i) * ggml_repack_q3_K_group_bytes;
+            int32_t isum = 0;
+            for (int t = 0; t < 4; ++t) {
+                const uint8_t * unit = g + ggml_repack_q3_K_qs + ggml_repack_q3_K_unit * t;
+                for (int u = 0; u < 4; ++u) {
+                    const int j = 4 * t + u;
+                    int32_t dot = 0;
+                    for (int s = 0; s < 4; ++s)
+                        for (int e = 0; e < 4; ++e) {
+                            const int lo = (unit[64 * s + 4 * r + e] >> (2 * u)) & 3;
+                            const int hi = (unit[256 + 64 * (u / 2) + 4 * r + e] >> (4 * (u % 2) + s)) & 1;
+                            dot += (lo | (hi << 2)) * act[i].qs[16 * j + 4 * s + e];
+                        }
+                    const int32_t sc = int8_t(g[ggml_repack_q3_K_sc + 32 * (j / 2) + 2 * r + j % 2]);
+                    isum += sc * (dot - 4 * act[i].bsums[j]);
+                }
+            }
+            sum += act[i].d * f16_at(g, r) * float(isum);
+        }
+        return sum;
+    });
+}
+
 void act_q8_0_scalar(const float * x, void * y, int64_t k) {
     ggml_quantize_row_q8_0_ref(x, static_cast<block_q8_0 *>(y), k);
     ggml_repack_q8_0_sums(y, k);
@@ -267,4 +299,5 @@ constinit const ggml_repack_kernels ggml_repack_kernels_scalar = ggml_repack_mak
     ggml_repack_entry{GGML_TYPE_Q5_0, dot_q5_0_scalar, act_q8_0_scalar},
     ggml_repack_entry{GGML_TYPE_Q4_1, dot_q4_1_scalar, act_q8_1_scalar},
     ggml_repack_entry{GGML_TYPE_MXFP4, dot_mxfp4_scalar, act_q8_0_scalar},
+    ggml_repack_entry{GGML_TYPE_Q3_K, dot_q3_K_scalar, act_q8_K_scalar},
 });

@@ -30,7 +30,7 @@ namespace {
 
 const ggml_type k_repack_types[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q8_0, GGML_TYPE_IQ4_NL, GGML_TYPE_Q4_K,
                                     GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_IQ4_XS, GGML_TYPE_Q5_0,
-                                    GGML_TYPE_Q4_1,   GGML_TYPE_MXFP4};
+                                    GGML_TYPE_Q4_1,   GGML_TYPE_MXFP4,  GGML_TYPE_Q3_K};
 
 struct nmse_acc {
     double err = 0.0, ref = 0.0;
@@ -288,7 +288,7 @@ TEST(RepackOp, SupportsOpOnlyForMulMatWeights) {
 // Types without a repacked layout are stored as they are, and read back unchanged.
 TEST(RepackOp, OtherTypesStoredAsIs) {
     ggml_context_ptr ctx = small_context();
-    ggml_tensor * a = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_Q3_K, 256, 3);
+    ggml_tensor * a = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_F16, 256, 3);
     EXPECT_FALSE(ggml_backend_cpu_repack_supported(a));
     ggml_backend_buffer_ptr buf = ggml_backend_alloc_ctx_tensors(ctx.get(), ggml_backend_cpu_repack_buffer_type());
     ASSERT_TRUE(buf);
