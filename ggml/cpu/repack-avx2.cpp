@@ -336,24 +336,53 @@ inline __m256i q3_K_codes(const uint8_t * unit, int h, int u, int s) {
     return _mm256_or_si256(_mm256_and_si256(lo, _mm256_set1_epi8(3)), _mm256_and_si256(hi, _mm256_set1_epi8(4)));
 }
 
-// Q6_K and Q3_K: 16-element sub-blocks of codes q + 2^shift, signed scales in pairs.
-struct fmt_q6_K {
-    static constexpr size_t bytes = ggml_repack_q6_K_group_bytes, qs = ggml_repack_q6_K_qs, unit = ggml_repack_q6_K_unit;
-    static constexpr int shift = 5;
-    static __m256i codes(const uint8_t * u8, int h, int u, int s) { return q6_K_codes(u8, h, u, s); }
-};
-
-struct fmt_q3_K {
-    static constexpr size_t bytes = ggml_repack_q3_K_group_bytes, qs = ggml_repack_q3_K_qs, unit = ggml_repack_q3_K_unit;
-    static constexpr int shift = 2;
-    static __m256i codes(const uint8_t * u8, int h, int u, int s) { return q3_K_codes(u8, h, u, s); }
-};
-
-static_assert(ggml_repack_q3_K_sc == ggml_repack_q6_K_sc, "Q3_K's scale pairs sit where Q6_K's do");
-
 inline __m256i q6_K_scale_pairs(const uint8_t * g, int h, int p) {
     return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(g + ggml_repack_q6_K_sc + 32 * p + 16 * h)));
 }
+
+// 16-element sub-blocks. Per format: the codes of (unit, u, s), the scale pairs of sub-blocks
+// 2p, 2p+1, the pairs that weight the activation sums (bsums), and the block's value from the
+// integer sums part (scales x dots) and macc (pairs x bsums) for activation scale yd.
+// Q6_K and Q3_K: codes q + 2^shift, signed scales, value d * yd * (part - 2^shift * macc).
+template <int Shift>
+struct fmt_k16_offset {
+    static constexpr size_t bytes = Shift == 5 ? ggml_repack_q6_K_group_bytes : ggml_repack_q3_K_group_bytes;
+    static constexpr size_t qs = Shift == 5 ? ggml_repack_q6_K_qs : ggml_repack_q3_K_qs;
+    static constexpr size_t unit = Shift == 5 ? ggml_repack_q6_K_unit : ggml_repack_q3_K_unit;
+    static __m256i codes(const uint8_t * u8, int h, int u, int s) {
+        return Shift == 5 ? q6_K_codes(u8, h, u, s) : q3_K_codes(u8, h, u, s);
+    }
+    static __m256i scale_pairs(const uint8_t * g, int h, int p) { return q6_K_scale_pairs(g, h, p); }
+    static __m256i sum_pairs(const uint8_t * g, int h, int p) { return q6_K_scale_pairs(g, h, p); }
+    static __m256 value(__m256i part, __m256i macc, const uint8_t * g, int h, float yd) {
+        const __m256i t = _mm256_sub_epi32(part, _mm256_slli_epi32(macc, Shift));
+        return _mm256_mul_ps(_mm256_cvtepi32_ps(t), _mm256_mul_ps(load_f16x8(g + 16 * h), _mm256_set1_ps(yd)));
+    }
+};
+
+using fmt_q6_K = fmt_k16_offset<5>;
+using fmt_q3_K = fmt_k16_offset<2>;
+static_assert(ggml_repack_q3_K_sc == ggml_repack_q6_K_sc, "Q3_K's scale pairs sit where Q6_K's do");
+
+// Q2_K: codes at bits 2u of vector s; scale | min << 4 bytes; value yd * (d * part - dmin * macc).
+struct fmt_q2_K {
+    static constexpr size_t bytes = ggml_repack_q2_K_group_bytes, qs = ggml_repack_q2_K_qs, unit = 256;
+    static __m256i codes(const uint8_t * u8, int h, int u, int s) {
+        return _mm256_and_si256(_mm256_srli_epi16(load_half(u8 + 64 * s + 32 * h), 2 * u), _mm256_set1_epi8(3));
+    }
+    static __m256i sm_pairs(const uint8_t * g, int h, int p) {
+        return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(g + ggml_repack_q2_K_sm + 32 * p + 16 * h)));
+    }
+    static __m256i scale_pairs(const uint8_t * g, int h, int p) {
+        return _mm256_and_si256(sm_pairs(g, h, p), _mm256_set1_epi16(0x0F));
+    }
+    static __m256i sum_pairs(const uint8_t * g, int h, int p) { return _mm256_srli_epi16(sm_pairs(g, h, p), 4); }
+    static __m256 value(__m256i part, __m256i macc, const uint8_t * g, int h, float yd) {
+        const __m256 t = _mm256_fmsub_ps(load_f16x8(g + 16 * h), _mm256_cvtepi32_ps(part),
+                                         _mm256_mul_ps(load_f16x8(g + ggml_repack_q2_K_dmin + 16 * h), _mm256_cvtepi32_ps(macc)));
+        return _mm256_mul_ps(t, _mm256_set1_ps(yd));
+    }
+};
 
 template <typename F, int NC>
 void tile_k16(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
@@ -376,7 +405,7 @@ void tile_k16(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t
         for (int u = 0; u < 4; ++u) {
             const int j = 4 * t + u;  // sub-block
             const uint8_t * unit = g + F::qs + F::unit * t;
-            const __m256i scp = q6_K_scale_pairs(g, h, j / 2);
+            const __m256i scp = F::scale_pairs(g, h, j / 2);
             const __m256i sc_pair = u % 2 ? _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(scp, 0xF5), 0xF5)
                                           : _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(scp, 0xA0), 0xA0);
 #pragma GCC unroll 2
@@ -396,18 +425,14 @@ void tile_k16(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t
         for (int c = 0; c < NC; ++c) macc[c] = _mm256_setzero_si256();
 #pragma GCC unroll 16
         for (int p = 0; p < 8; ++p) {
-            const __m256i scp = q6_K_scale_pairs(g, h, p);
+            const __m256i scp = F::sum_pairs(g, h, p);
 #pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) {
                 macc[c] = _mm256_add_epi32(macc[c], _mm256_madd_epi16(scp, bcast(act[c][i].bsums + 2 * p)));
             }
         }
-        const __m256 d = load_f16x8(g + 16 * h);
 #pragma GCC unroll 16
-        for (int c = 0; c < NC; ++c) {
-            const __m256i t = _mm256_sub_epi32(part[c], _mm256_slli_epi32(macc[c], F::shift));
-            sum[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_mul_ps(d, _mm256_set1_ps(act[c][i].d)), sum[c]);
-        }
+        for (int c = 0; c < NC; ++c) sum[c] = _mm256_add_ps(sum[c], F::value(part[c], macc[c], g, h, act[c][i].d));
     }
     store_half<NC>(sum, y, ldy, rows);
 }
@@ -532,6 +557,12 @@ void dot_q6_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void
         k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
+void dot_q2_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                   float * y, int64_t ldy) {
+    run_tiles<tile_k16<fmt_q2_K, 1>, tile_k16<fmt_q2_K, 2>, tile_k16<fmt_q2_K, 3>, tile_k16<fmt_q2_K, 4>>(
+        k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
 void dot_q3_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                    float * y, int64_t ldy) {
     run_tiles<tile_k16<fmt_q3_K, 1>, tile_k16<fmt_q3_K, 2>, tile_k16<fmt_q3_K, 3>, tile_k16<fmt_q3_K, 4>>(
@@ -562,4 +593,5 @@ constinit const ggml_repack_kernels ggml_repack_kernels_avx2 = ggml_repack_make_
     ggml_repack_entry{GGML_TYPE_Q4_1, dot_q4_1_avx2, ggml_quantize_row_q8_1_avx2},
     ggml_repack_entry{GGML_TYPE_MXFP4, dot_mxfp4_avx2, act_q8_0_avx2},
     ggml_repack_entry{GGML_TYPE_Q3_K, dot_q3_K_avx2, ggml_quantize_row_q8_K_avx2},
+    ggml_repack_entry{GGML_TYPE_Q2_K, dot_q2_K_avx2, ggml_quantize_row_q8_K_avx2},
 });

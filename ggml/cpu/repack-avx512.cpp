@@ -363,24 +363,44 @@ inline __m512i q3_K_codes(const uint8_t * unit, int u, int s) {
     return _mm512_or_si512(_mm512_and_si512(lo, _mm512_set1_epi8(3)), _mm512_and_si512(hi, _mm512_set1_epi8(4)));
 }
 
-struct fmt_q6_K {
-    static constexpr size_t bytes = ggml_repack_q6_K_group_bytes, qs = ggml_repack_q6_K_qs, unit = ggml_repack_q6_K_unit;
-    static constexpr float offset = 32.0f;
-    static __m512i codes(const uint8_t * u8, int u, int s) { return q6_K_codes(u8, u, s); }
-};
-
-struct fmt_q3_K {
-    static constexpr size_t bytes = ggml_repack_q3_K_group_bytes, qs = ggml_repack_q3_K_qs, unit = ggml_repack_q3_K_unit;
-    static constexpr float offset = 4.0f;
-    static __m512i codes(const uint8_t * u8, int u, int s) { return q3_K_codes(u8, u, s); }
-};
-
-static_assert(ggml_repack_q3_K_sc == ggml_repack_q6_K_sc, "Q3_K's scale pairs sit where Q6_K's do");
-
 // Scales 2p, 2p+1 of every row as int16 pairs.
 inline __m512i q6_K_scale_pairs(const uint8_t * g, int p) {
     return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(g + ggml_repack_q6_K_sc + 32 * p)));
 }
+
+// Per format: the codes of (unit, u, s), the scale pairs of sub-blocks 2p, 2p+1, the pairs that
+// weight the activation sums (bsums) and the factor of that sum (subtracted per block).
+struct fmt_q6_K {
+    static constexpr size_t bytes = ggml_repack_q6_K_group_bytes, qs = ggml_repack_q6_K_qs, unit = ggml_repack_q6_K_unit;
+    static __m512i codes(const uint8_t * u8, int u, int s) { return q6_K_codes(u8, u, s); }
+    static __m512i scale_pairs(const uint8_t * g, int p) { return q6_K_scale_pairs(g, p); }
+    static __m512i sum_pairs(const uint8_t * g, int p) { return q6_K_scale_pairs(g, p); }
+    static __m512 sum_factor(const uint8_t * g) { return _mm512_mul_ps(load_f16x16(g), _mm512_set1_ps(32.0f)); }
+};
+
+static_assert(ggml_repack_q3_K_sc == ggml_repack_q6_K_sc, "Q3_K's scale pairs sit where Q6_K's do");
+
+struct fmt_q3_K {
+    static constexpr size_t bytes = ggml_repack_q3_K_group_bytes, qs = ggml_repack_q3_K_qs, unit = ggml_repack_q3_K_unit;
+    static __m512i codes(const uint8_t * u8, int u, int s) { return q3_K_codes(u8, u, s); }
+    static __m512i scale_pairs(const uint8_t * g, int p) { return q6_K_scale_pairs(g, p); }
+    static __m512i sum_pairs(const uint8_t * g, int p) { return q6_K_scale_pairs(g, p); }
+    static __m512 sum_factor(const uint8_t * g) { return _mm512_mul_ps(load_f16x16(g), _mm512_set1_ps(4.0f)); }
+};
+
+// Q2_K: codes at bits 2u of vector s; scale | min << 4 bytes, the mins weighted by dmin.
+struct fmt_q2_K {
+    static constexpr size_t bytes = ggml_repack_q2_K_group_bytes, qs = ggml_repack_q2_K_qs, unit = 256;
+    static __m512i codes(const uint8_t * u8, int u, int s) {
+        return _mm512_and_si512(_mm512_srli_epi16(load_v(u8 + 64 * s), unsigned(2 * u)), _mm512_set1_epi8(3));
+    }
+    static __m512i sm_pairs(const uint8_t * g, int p) {
+        return _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(g + ggml_repack_q2_K_sm + 32 * p)));
+    }
+    static __m512i scale_pairs(const uint8_t * g, int p) { return _mm512_and_si512(sm_pairs(g, p), _mm512_set1_epi16(0x0F)); }
+    static __m512i sum_pairs(const uint8_t * g, int p) { return _mm512_srli_epi16(sm_pairs(g, p), 4); }
+    static __m512 sum_factor(const uint8_t * g) { return load_f16x16(g + ggml_repack_q2_K_dmin); }
+};
 
 template <typename F, int NC>
 void tile_k16(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
@@ -417,25 +437,26 @@ void tile_k16(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, f
                 }
             }
             acc_fold(acc);
-            const __m512i scp = q6_K_scale_pairs(g, j / 2);
+            const __m512i scp = F::scale_pairs(g, j / 2);
             const __m512i sc = u % 2 ? _mm512_srai_epi32(scp, 16) : _mm512_srai_epi32(_mm512_slli_epi32(scp, 16), 16);
             const __m512 dsc = _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc));
 #pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) part[c] = _mm512_fmadd_ps(dsc, _mm512_cvtepi32_ps(acc[c][0]), part[c]);
         }
-        // the codes are q + offset: subtract offset * sum_j sc_j * bsums[j]
+        // subtract the factor times sum_j pair_j * bsums[j] (Q6_K, Q3_K: codes q + offset,
+        // offset * d * sc_j; Q2_K: dmin * m_j)
         __m512i macc[NC];
 #pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) macc[c] = _mm512_setzero_si512();
 #pragma GCC unroll 16
         for (int p = 0; p < 8; ++p) {
-            const __m512i scp = q6_K_scale_pairs(g, p);
+            const __m512i scp = F::sum_pairs(g, p);
 #pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) {
                 macc[c] = _mm512_dpwssd_epi32(macc[c], scp, _mm512_set1_epi32(load_i32(act[c][i].bsums + 2 * p)));
             }
         }
-        const __m512 d32 = _mm512_mul_ps(d, _mm512_set1_ps(F::offset));
+        const __m512 d32 = F::sum_factor(g);
 #pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) {
             const __m512 t = _mm512_fnmadd_ps(d32, _mm512_cvtepi32_ps(macc[c]), part[c]);
@@ -576,6 +597,16 @@ void tile_q6_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
     tile_k16<fmt_q6_K, NC>(nb, gb, col, ldb, y, ldy, rows);
 }
 
+template <int NC>
+void tile_q2_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    tile_k16<fmt_q2_K, NC>(nb, gb, col, ldb, y, ldy, rows);
+}
+
+void dot_q2_K_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                     float * y, int64_t ldy) {
+    run_tiles<REPACK_TILES(tile_q2_K)>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
 void dot_q6_K_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                      float * y, int64_t ldy) {
     run_tiles<REPACK_TILES(tile_q6_K)>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
@@ -615,4 +646,5 @@ constinit const ggml_repack_kernels ggml_repack_kernels_avx512 = ggml_repack_mak
     ggml_repack_entry{GGML_TYPE_Q4_1, dot_q4_1_avx512, ggml_quantize_row_q8_1_avx512},
     ggml_repack_entry{GGML_TYPE_MXFP4, dot_mxfp4_avx512, act_q8_0_avx512},
     ggml_repack_entry{GGML_TYPE_Q3_K, dot_q3_K_avx512, ggml_quantize_row_q8_K_avx512},
+    ggml_repack_entry{GGML_TYPE_Q2_K, dot_q2_K_avx512, ggml_quantize_row_q8_K_avx512},
 });

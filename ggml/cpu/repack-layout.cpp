@@ -59,6 +59,12 @@ struct iq4_xs_codes {
     uint8_t q[QK_K] = {};   // 0..15, codebook indices
 };
 
+struct q2_K_codes {
+    ggml_fp16_t d = 0, dmin = 0;
+    uint8_t sm[16] = {};    // scale | min << 4 per 16 elements
+    uint8_t q[QK_K] = {};   // 0..3
+};
+
 struct q3_K_codes {
     ggml_fp16_t d = 0;
     int8_t sc[16] = {};     // -32..31
@@ -236,6 +242,21 @@ void iq4_xs_encode(const iq4_xs_codes & c, block_iq4_xs & b) {
         b.scales_h = uint16_t(b.scales_h | ((ls >> 4) << (2 * ib)));
         for (int l = 0; l < 16; ++l) b.qs[16 * ib + l] = uint8_t(c.q[32 * ib + l] | (c.q[32 * ib + 16 + l] << 4));
     }
+}
+
+void q2_K_decode(const block_q2_K & b, q2_K_codes & c) {
+    c.d = b.d;
+    c.dmin = b.dmin;
+    std::memcpy(c.sm, b.scales, sizeof c.sm);
+    for (int e = 0; e < QK_K; ++e) c.q[e] = uint8_t((b.qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3);
+}
+
+void q2_K_encode(const q2_K_codes & c, block_q2_K & b) {
+    b.d = c.d;
+    b.dmin = c.dmin;
+    std::memcpy(b.scales, c.sm, sizeof b.scales);
+    std::memset(b.qs, 0, sizeof b.qs);
+    for (int e = 0; e < QK_K; ++e) b.qs[32 * (e / 128) + e % 32] |= uint8_t(c.q[e] << (2 * ((e % 128) / 32)));
 }
 
 void q3_K_decode(const block_q3_K & b, q3_K_codes & c) {
@@ -494,6 +515,38 @@ void iq4_xs_get(const uint8_t * g, iq4_xs_codes * c) {
     }
 }
 
+// Q2_K: per 64-element unit t, byte b of lane r of vector s holds codes (u, s, b) at bits 2u.
+void q2_K_put(const q2_K_codes * c, uint8_t * g) {
+    std::memset(g, 0, ggml_repack_q2_K_group_bytes);
+    for (int r = 0; r < 16; ++r) {
+        std::memcpy(g + 2 * r, &c[r].d, 2);
+        std::memcpy(g + ggml_repack_q2_K_dmin + 2 * r, &c[r].dmin, 2);
+        for (int j = 0; j < 16; ++j) g[ggml_repack_q2_K_sm + 32 * (j / 2) + 2 * r + j % 2] = c[r].sm[j];
+        for (int t = 0; t < 4; ++t)
+            for (int u = 0; u < 4; ++u)
+                for (int s = 0; s < 4; ++s)
+                    for (int b = 0; b < 4; ++b) {
+                        const uint8_t q = c[r].q[64 * t + 16 * u + 4 * s + b];
+                        g[ggml_repack_q2_K_qs + 256 * t + 64 * s + 4 * r + b] |= uint8_t(q << (2 * u));
+                    }
+    }
+}
+
+void q2_K_get(const uint8_t * g, q2_K_codes * c) {
+    for (int r = 0; r < 16; ++r) {
+        std::memcpy(&c[r].d, g + 2 * r, 2);
+        std::memcpy(&c[r].dmin, g + ggml_repack_q2_K_dmin + 2 * r, 2);
+        for (int j = 0; j < 16; ++j) c[r].sm[j] = g[ggml_repack_q2_K_sm + 32 * (j / 2) + 2 * r + j % 2];
+        for (int t = 0; t < 4; ++t)
+            for (int u = 0; u < 4; ++u)
+                for (int s = 0; s < 4; ++s)
+                    for (int b = 0; b < 4; ++b) {
+                        const uint8_t v = g[ggml_repack_q2_K_qs + 256 * t + 64 * s + 4 * r + b];
+                        c[r].q[64 * t + 16 * u + 4 * s + b] = uint8_t((v >> (2 * u)) & 3);
+                    }
+    }
+}
+
 // Q3_K: per 64-element unit t, byte b of lane r of low vector s holds the low 2 bits of the
 // codes (u, s, b) at bits 2u; bit 4 (u % 2) + s of high vector u / 2 is bit 2 of code (u, s, b).
 void q3_K_put(const q3_K_codes * c, uint8_t * g) {
@@ -630,6 +683,8 @@ using fmt_q5_K = repack_format<block_q5_K, q5_K_codes, q5_K_decode, q5_K_encode,
                                ggml_repack_q5_K_group_bytes, QK_K>;
 using fmt_iq4_xs = repack_format<block_iq4_xs, iq4_xs_codes, iq4_xs_decode, iq4_xs_encode, iq4_xs_put, iq4_xs_get,
                                  ggml_repack_iq4_xs_group_bytes, QK_K>;
+using fmt_q2_K = repack_format<block_q2_K, q2_K_codes, q2_K_decode, q2_K_encode, q2_K_put, q2_K_get,
+                               ggml_repack_q2_K_group_bytes, QK_K>;
 using fmt_q3_K = repack_format<block_q3_K, q3_K_codes, q3_K_decode, q3_K_encode, q3_K_put, q3_K_get,
                                ggml_repack_q3_K_group_bytes, QK_K>;
 using fmt_q6_K = repack_format<block_q6_K, q6_K_codes, q6_K_decode, q6_K_encode, q6_K_put, q6_K_get,
@@ -648,6 +703,7 @@ size_t group_bytes_of(ggml_type t) {
         case GGML_TYPE_Q4_1: return ggml_repack_q4_1_group_bytes;
         case GGML_TYPE_MXFP4: return ggml_repack_mxfp4_group_bytes;
         case GGML_TYPE_Q3_K: return ggml_repack_q3_K_group_bytes;
+        case GGML_TYPE_Q2_K: return ggml_repack_q2_K_group_bytes;
         default: return 0;
     }
 }
@@ -677,6 +733,7 @@ void ggml_repack_pack(ggml_type t, int64_t k, int64_t m, const void * src, size_
         case GGML_TYPE_Q4_1: fmt_q4_1::pack(k, m, src, lds, dst); break;
         case GGML_TYPE_MXFP4: fmt_mxfp4::pack(k, m, src, lds, dst); break;
         case GGML_TYPE_Q3_K: fmt_q3_K::pack(k, m, src, lds, dst); break;
+        case GGML_TYPE_Q2_K: fmt_q2_K::pack(k, m, src, lds, dst); break;
         default: GGML_ASSERT(false && "type without a repacked layout");
     }
 }
@@ -694,6 +751,7 @@ void ggml_repack_unpack(ggml_type t, int64_t k, int64_t m, const void * src, voi
         case GGML_TYPE_Q4_1: fmt_q4_1::unpack(k, m, src, dst, ldd); break;
         case GGML_TYPE_MXFP4: fmt_mxfp4::unpack(k, m, src, dst, ldd); break;
         case GGML_TYPE_Q3_K: fmt_q3_K::unpack(k, m, src, dst, ldd); break;
+        case GGML_TYPE_Q2_K: fmt_q2_K::unpack(k, m, src, dst, ldd); break;
         default: GGML_ASSERT(false && "type without a repacked layout");
     }
 }

@@ -273,6 +273,35 @@ void dot_q3_K_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const vo
     });
 }
 
+// Q2_K: codes 0..3 per 16-element sub-block, y.d * (d * sum_j sc_j * dot_j - dmin * sum_j
+// m_j * bsums[j]) per block, as the plain kernel.
+void dot_q2_K_scalar(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                     float * y, int64_t ldy) {
+    const int64_t nb = k / QK_K;
+    repack_scalar_run(nr, lda, a, b, ldb, nc, y, ldy, [nb](const uint8_t * gb, int r, const uint8_t * col) {
+        const block_q8_K * act = reinterpret_cast<const block_q8_K *>(col);
+        float sum = 0.0f;
+        for (int64_t i = 0; i < nb; ++i) {
+            const uint8_t * g = gb + size_t(i) * ggml_repack_q2_K_group_bytes;
+            int32_t isum = 0, imin = 0;
+            for (int j = 0; j < 16; ++j) {
+                const int t = j / 4, u = j % 4;
+                int32_t dot = 0;
+                for (int s = 0; s < 4; ++s)
+                    for (int e = 0; e < 4; ++e) {
+                        const int q = (g[ggml_repack_q2_K_qs + 256 * t + 64 * s + 4 * r + e] >> (2 * u)) & 3;
+                        dot += q * act[i].qs[16 * j + 4 * s + e];
+                    }
+                const uint8_t sm = g[ggml_repack_q2_K_sm + 32 * (j / 2) + 2 * r + j % 2];
+                isum += (sm & 0xF) * dot;
+                imin += (sm >> 4) * act[i].bsums[j];
+            }
+            sum += act[i].d * f16_at(g, r) * float(isum) - act[i].d * f16_at(g + ggml_repack_q2_K_dmin, r) * float(imin);
+        }
+        return sum;
+    });
+}
+
 void act_q8_0_scalar(const float * x, void * y, int64_t k) {
     ggml_quantize_row_q8_0_ref(x, static_cast<block_q8_0 *>(y), k);
     ggml_repack_q8_0_sums(y, k);
@@ -300,4 +329,5 @@ constinit const ggml_repack_kernels ggml_repack_kernels_scalar = ggml_repack_mak
     ggml_repack_entry{GGML_TYPE_Q4_1, dot_q4_1_scalar, act_q8_1_scalar},
     ggml_repack_entry{GGML_TYPE_MXFP4, dot_mxfp4_scalar, act_q8_0_scalar},
     ggml_repack_entry{GGML_TYPE_Q3_K, dot_q3_K_scalar, act_q8_K_scalar},
+    ggml_repack_entry{GGML_TYPE_Q2_K, dot_q2_K_scalar, act_q8_K_scalar},
 });

@@ -1,7 +1,7 @@
 // ggml/cpu/repack.h — weights in an interleaved layout for MUL_MAT (internal).
 //
 // A 2-D weight matrix of a repackable type (Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K, IQ4_XS, Q5_0,
-// Q4_1, MXFP4, Q3_K) is stored as groups of GGML_REPACK_ROWS = 16 rows; within a group, block b of the
+// Q4_1, MXFP4, Q3_K, Q2_K) is stored as groups of GGML_REPACK_ROWS = 16 rows; within a group, block b of the
 // 16 rows forms one "group block",
 // and the group blocks of a group follow each other along k. Inside a group block the codes
 // sit in 32-bit lanes, one lane per row: lane r of a 64-byte vector holds 4 consecutive
@@ -32,6 +32,10 @@
 //                                   high nibble = low 4 bits of code (u = v + 2, s, b)
 //       hi[4 steps][16 rows][4]:   bits 2u, 2u+1 = high 2 bits of code (u, s, b)
 //     codes are q + 32, in 0..63.
+//   Q2_K (256 elements, 1344 bytes = 16 x 84):
+//     d[16] f16 | dmin[16] f16 | sm[8][16][2] u8 (scale | min << 4 of sub-blocks 2p, 2p+1 of
+//     row r, one per 16 elements) | 4 units of 64 elements (e = 64 t + 16 u + 4 s + b), each
+//       q[4 steps][16 rows][4]: bits 2u, 2u+1 = code (u, s, b), 0..3
 //   Q3_K (256 elements, 1856 bytes = 16 x 116):
 //     d[16] f16 | sc[8][16][2] s8 (scales 2p, 2p+1 of row r, minus 32, one per 16 elements)
 //     | 32 zero bytes | 4 units of 64 elements (e = 64 t + 16 u + 4 s + b), each
@@ -124,6 +128,7 @@ constexpr size_t ggml_repack_q5_0_group_bytes = 352;
 constexpr size_t ggml_repack_q4_1_group_bytes = 320;
 constexpr size_t ggml_repack_mxfp4_group_bytes = 272;
 constexpr size_t ggml_repack_q3_K_group_bytes = 1856;
+constexpr size_t ggml_repack_q2_K_group_bytes = 1344;
 // Offsets inside a group block.
 constexpr size_t ggml_repack_q8_0_qs = 32;
 constexpr size_t ggml_repack_q4_0_qs = 32;
@@ -142,4 +147,7 @@ constexpr size_t ggml_repack_mxfp4_qs = 16;
 constexpr size_t ggml_repack_q3_K_sc = 32;
 constexpr size_t ggml_repack_q3_K_qs = 320;
 constexpr size_t ggml_repack_q3_K_unit = 384;  // bytes of one 64-element unit
+constexpr size_t ggml_repack_q2_K_dmin = 32;
+constexpr size_t ggml_repack_q2_K_sm = 64;
+constexpr size_t ggml_repack_q2_K_qs = 320;
 constexpr size_t ggml_repack_q4_1_inner = 32;  // Q4_1: where the Q4_0 group block starts

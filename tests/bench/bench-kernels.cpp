@@ -13,7 +13,7 @@
 //                         threads measured just before and after (the bandwidth a VM gets drifts
 //                         with its neighbours), and bw_ratio = GB/s / probe_GB/s.
 //   mat_vec_warm/...      the same matrix every time (cache-resident where it fits).
-//   Weights of the types with a repacked layout (Q4_0, Q4_1, Q5_0, Q8_0, Q3_K, Q4_K, Q5_K, Q6_K,
+//   Weights of the types with a repacked layout (Q4_0, Q4_1, Q5_0, Q8_0, Q2_K … Q6_K,
 //   IQ4_NL, IQ4_XS, MXFP4) sit in the CPU's repack buffer type, as the engine loads them;
 //   INFERD_NO_REPACK=1 keeps them in a plain CPU buffer.
 //   mat_mat/...           N > 1 (prompt processing): GFLOP/s (for quantized weights: GOP/s,

@@ -30,7 +30,7 @@ namespace {
 
 const ggml_type k_repack_types[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q8_0, GGML_TYPE_IQ4_NL, GGML_TYPE_Q4_K,
                                     GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_IQ4_XS, GGML_TYPE_Q5_0,
-                                    GGML_TYPE_Q4_1,   GGML_TYPE_MXFP4,  GGML_TYPE_Q3_K};
+                                    GGML_TYPE_Q4_1,   GGML_TYPE_MXFP4,  GGML_TYPE_Q3_K, GGML_TYPE_Q2_K};
 
 struct nmse_acc {
     double err = 0.0, ref = 0.0;
