@@ -193,8 +193,8 @@ struct model_params {
     // their free memory); the output layer too when n_gpu_layers exceeds the layer count; < 0: all.
     int32_t n_gpu_layers = 0;
     bool use_mmap = true;      // false: read the file into memory (weights still not copied)
-    // CPU weights read only by mul_mat (Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K) repacked at
-    // load time into the interleaved layout of the CPU kernels (the file's pages are then
+    // CPU weights read only by mul_mat (Q4_0, Q4_1, Q5_0, Q8_0, Q2_K … Q6_K, IQ4_NL, IQ4_XS,
+    // MXFP4) repacked at load time into the interleaved layout of the CPU kernels (the file's pages are then
     // released); false, or the environment variable INFERD_NO_REPACK=1, keeps every weight in
     // place in the file. Not done when a GPU device is available to the model (its backends
     // may read the weights).
