@@ -1,8 +1,9 @@
 // Repacked-weight dot kernels, AVX2 + FMA + F16C: one ymm lane per row, a 16-row group of
 // repack.h taken as two halves of 8 rows (the low and high 32 bytes of each code vector).
 // A code vector is unpacked once and multiplied with up to 4 activation columns; u8 x s8
-// products go through VPMADDUBSW (no saturation: 4- and 6-bit codes, and |w| for Q8_0 with
-// the sign moved onto the activations) and VPMADDWD into int32 lanes.
+// products go through VPMADDUBSW (no saturation: 2- to 6-bit codes, and |w| for Q8_0, IQ4_NL
+// and MXFP4 with the sign moved onto the activations, |a| for IQ4_XS against Q8_K) and VPMADDWD
+// into int32 lanes.
 #include "repack.h"
 
 #include "quant-dot.h"

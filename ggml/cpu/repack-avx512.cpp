@@ -336,7 +336,7 @@ void tile_q4_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
     store_tile_mem<NC>(sum, y, ldy, rows);
 }
 
-// ---- Q6_K and Q3_K: 16-element sub-blocks of codes q + offset, signed scales in pairs ----
+// ---- Q6_K, Q3_K and Q2_K: 16-element sub-blocks, their scales in pairs ----
 
 // Codes of sub-block u, step s of a 64-element unit: low 4 bits | high 2 bits << 4.
 inline __m512i q6_K_codes(const uint8_t * unit, int u, int s) {
