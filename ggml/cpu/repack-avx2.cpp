@@ -130,8 +130,13 @@ void tile_signed(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, siz
         const __m256 d = half_scales<W>(g, h);
 #pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) {
-            const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(_cvtsh_ss(act[c][i].d)));
-            sum[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[c]), dd, sum[c]);
+            const __m256 db = _mm256_set1_ps(_cvtsh_ss(act[c][i].d));
+            if constexpr (std::is_same_v<W, signed_mxfp4>) {
+                // (d_b * sum) * 2^(e - 128) as the plain kernel: no subnormal product of the scales
+                sum[c] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc[c]), db), d, sum[c]);
+            } else {
+                sum[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[c]), _mm256_mul_ps(d, db), sum[c]);
+            }
         }
     }
     store_half<NC>(sum, y, ldy, rows);

@@ -181,8 +181,13 @@ void tile_32(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, fl
         const __m512 d = row_scales<F>(g);
 #pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) {
-            const __m512 dd = _mm512_mul_ps(d, _mm512_set1_ps(_cvtsh_ss(act[c][i].d)));
-            sum[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[c][0]), dd, sum[c]);
+            const __m512 db = _mm512_set1_ps(_cvtsh_ss(act[c][i].d));
+            if constexpr (std::is_same_v<F, fmt_mxfp4>) {
+                // (d_b * sum) * 2^(e - 128) as the plain kernel: no subnormal product of the scales
+                sum[c] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[c][0]), db), d, sum[c]);
+            } else {
+                sum[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[c][0]), _mm512_mul_ps(d, db), sum[c]);
+            }
         }
     }
     store_tile<NC>(sum, y, ldy, rows);

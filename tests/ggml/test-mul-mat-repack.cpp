@@ -138,12 +138,11 @@ TEST(Repack, LayoutRoundTripRandomBytes) {
     }
 }
 
-// The repacked kernels against the plain ones of the same path and the reference.
-void check_kernels(ggml_type t, int64_t k, int64_t m, int64_t n, const isa_path & path) {
+// The repacked kernels on weights w against the plain ones of the same path and the reference.
+void check_kernels_on(ggml_type t, const weights & w, int64_t k, int64_t m, int64_t n, const isa_path & path) {
     SCOPED_TRACE(std::string(ggml_type_name(t)) + " " + path.name + " k=" + std::to_string(k) + " m=" +
                  std::to_string(m) + " n=" + std::to_string(n));
     const int ti = ggml_mul_mat_type_index(t);
-    const weights w = make_weights(t, k, m, uint32_t(k + 3 * m + t));
     const std::vector<float> x = random_floats(size_t(k * n), uint32_t(n + 11));
     std::vector<uint8_t> packed(ggml_repack_size(t, k, m));
     ggml_repack_pack(t, k, m, w.bytes.data(), w.row_bytes, packed.data());
@@ -175,6 +174,25 @@ void check_kernels(ggml_type t, int64_t k, int64_t m, int64_t n, const isa_path 
     }
     EXPECT_LE(e_ref.value(), 5e-5);
     EXPECT_LE(e_plain.value(), 1e-9);
+}
+
+void check_kernels(ggml_type t, int64_t k, int64_t m, int64_t n, const isa_path & path) {
+    check_kernels_on(t, make_weights(t, k, m, uint32_t(k + 3 * m + t)), k, m, n, path);
+}
+
+// MXFP4 blocks with the smallest exponents (subnormal scales 2^-128, 2^-127) and their
+// neighbours: the SIMD paths decode e as ggml_e8m0_to_fp32_half and scale as the plain kernel.
+TEST(Repack, Mxfp4SmallExponents) {
+    const int64_t k = 8 * QK_MXFP4, m = 19;
+    weights w = make_weights(GGML_TYPE_MXFP4, k, m, 77);
+    const uint8_t exps[] = {0, 1, 2, 3};
+    for (int64_t r = 0; r < m; ++r) {
+        block_mxfp4 * blocks = reinterpret_cast<block_mxfp4 *>(w.bytes.data() + size_t(r) * w.row_bytes);
+        for (int64_t b = 0; b < k / QK_MXFP4; ++b) blocks[b].e = exps[(r + b) % 4];
+        ggml_get_type_traits(GGML_TYPE_MXFP4).to_float(blocks, w.values.data() + r * k, k);
+    }
+    for (const isa_path & path : isa_paths())
+        for (int64_t n : {1, 3, 9}) check_kernels_on(GGML_TYPE_MXFP4, w, k, m, n, path);
 }
 
 TEST(Repack, KernelsEveryColumnCount) {
