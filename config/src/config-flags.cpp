@@ -158,8 +158,9 @@ const config_flag k_flags[] = {
      "embeddings returned L2-normalized (l2) or raw (none)", true, false, false, config_flag_action::set,
      apply_embd_normalize, nullptr, [](const server_config & d) { return std::string(d.embd_normalize ? "l2" : "none"); }},
     {"Model and engine", "no-repack", "", nullptr, "INFERD_NO_REPACK",
-     "keep CPU matrix weights in the file's layout (mapped, not copied) instead of repacking Q4_0, Q8_0, "
-     "IQ4_NL, Q4_K, Q5_K and Q6_K weights at load into the interleaved layout of the fast kernels",
+     "keep CPU matrix weights in the file's layout (mapped, not copied) instead of repacking Q4_0, Q4_1, "
+     "Q5_0, Q8_0, Q2_K to Q6_K, IQ4_NL, IQ4_XS and MXFP4 weights at load into the interleaved layout of the "
+     "fast kernels",
      true, false, false, config_flag_action::set,
      [](server_config & c, std::string_view v, std::string * e) {
          bool off = false;

@@ -85,7 +85,7 @@ void mul_mat_plan_repacked(mul_mat_plan & pl, const ggml_tensor * a, const ggml_
     pl.lda = ggml_repack_row_bytes(a->type, pl.k);
     pl.vt = ggml_repack_act_type(a->type);
     pl.convert = true;
-    pl.from_f32 = rk.act[pl.ti];
+    pl.from_f32 = rk.act[a->type];
     pl.row_bytes = align_up(ggml_repack_act_row_bytes(a->type, pl.k), k_align);
     pl.b_bytes = pl.row_bytes * size_t(pl.n * mul_mat_n_batches(pl));
     pl.thread_bytes = align_up(size_t(pl.k) * sizeof(float), k_align);
@@ -108,7 +108,7 @@ mul_mat_plan mul_mat_make_plan(const ggml_tensor * dst, const ggml_mul_mat_kerne
     pl.ne13 = b->ne[3];
     pl.r2 = b->ne[2] / a->ne[2];
     pl.r3 = b->ne[3] / a->ne[3];
-    if (ggml_backend_cpu_tensor_is_repacked(a) && rk.dot[pl.ti]) {
+    if (ggml_backend_cpu_tensor_is_repacked(a) && rk.dot[a->type]) {
         mul_mat_plan_repacked(pl, a, rk);
         pl.thread_bytes = align_up(pl.thread_bytes, k_align);
         return pl;
@@ -259,7 +259,7 @@ void mul_mat_run_dot(const ggml_compute_params & p, const mul_mat_plan & pl, ggm
     int64_t rows = int64_t(align_up(size_t(ceil_div(pl.m, chunks_per_batch)), 16));
     if (pl.job_rows > 0) rows = std::min(rows, pl.job_rows);
     const int64_t n_row_chunks = ceil_div(pl.m, rows);
-    const ggml_mul_mat_dot_fn dot = pl.rk ? pl.rk->dot[pl.ti] : pl.kt->dot[pl.ti];
+    const ggml_mul_mat_dot_fn dot = pl.rk ? pl.rk->dot[a->type] : pl.kt->dot[pl.ti];
     const int64_t ldy = int64_t(dst->nb[1] / sizeof(float));
     const int64_t jobs_per_batch = n_row_chunks * n_col_chunks;
     ggml_cpu_parallel_for(p, n_batches * jobs_per_batch, 1, [&](int64_t begin, int64_t end) {

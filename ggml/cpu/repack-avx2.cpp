@@ -1,8 +1,9 @@
 // Repacked-weight dot kernels, AVX2 + FMA + F16C: one ymm lane per row, a 16-row group of
 // repack.h taken as two halves of 8 rows (the low and high 32 bytes of each code vector).
 // A code vector is unpacked once and multiplied with up to 4 activation columns; u8 x s8
-// products go through VPMADDUBSW (no saturation: 4- and 6-bit codes, and |w| for Q8_0 with
-// the sign moved onto the activations) and VPMADDWD into int32 lanes.
+// products go through VPMADDUBSW (no saturation: 2- to 6-bit codes, and |w| for Q8_0, IQ4_NL
+// and MXFP4 with the sign moved onto the activations, |a| for IQ4_XS against Q8_K) and VPMADDWD
+// into int32 lanes.
 #include "repack.h"
 
 #include "quant-dot.h"
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 namespace {
 
@@ -73,6 +75,36 @@ struct signed_iq4_nl {
     }
 };
 
+// MXFP4: the nibbles of the group block (at offset 16) through the doubled E2M1 codebook;
+// per row 2^(e - 128) from the exponent bytes.
+struct signed_mxfp4 {
+    static constexpr size_t bytes = ggml_repack_mxfp4_group_bytes;
+    static __m256i codes(const uint8_t * g, int s, int h) {
+        const __m256i cb =
+            _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(ggml_mxfp4_codebook)));
+        const __m256i v = load_half(g + ggml_repack_mxfp4_qs + 64 * (s % 4) + 32 * h);
+        return _mm256_shuffle_epi8(cb, _mm256_and_si256(s < 4 ? v : _mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F)));
+    }
+    // subnormal for e = 0, 1 (bit 21 + e), else the exponent field e - 1
+    static __m256 scale(const uint8_t * g, int h) {
+        const __m256i e = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(g + 8 * h)));
+        const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+        const __m256i sub = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+        const __m256i small = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e);
+        return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, sub, small));
+    }
+};
+
+// The 8 row scales of half h of a group block: f16 d, or MXFP4's exponents.
+template <typename W>
+inline __m256 half_scales(const uint8_t * g, int h) {
+    if constexpr (std::is_same_v<W, signed_mxfp4>) {
+        return W::scale(g, h);
+    } else {
+        return load_f16x8(g + 16 * h);
+    }
+}
+
 template <typename W, int NC>
 void tile_signed(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy,
                  int rows) {
@@ -95,14 +127,25 @@ void tile_signed(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, siz
 #pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) acc[c] = dot4(acc[c], aw, _mm256_sign_epi8(bcast(act[c][i].qs + 4 * s), w));
         }
-        const __m256 d = load_f16x8(g + 16 * h);
+        const __m256 d = half_scales<W>(g, h);
 #pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) {
-            const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(_cvtsh_ss(act[c][i].d)));
-            sum[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[c]), dd, sum[c]);
+            const __m256 db = _mm256_set1_ps(_cvtsh_ss(act[c][i].d));
+            if constexpr (std::is_same_v<W, signed_mxfp4>) {
+                // (d_b * sum) * 2^(e - 128) as the plain kernel: no subnormal product of the scales
+                sum[c] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc[c]), db), d, sum[c]);
+            } else {
+                sum[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[c]), _mm256_mul_ps(d, db), sum[c]);
+            }
         }
     }
     store_half<NC>(sum, y, ldy, rows);
+}
+
+template <int NC>
+void tile_mxfp4(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy,
+                int rows) {
+    tile_signed<signed_mxfp4, NC>(nb, gb, h, col, ldb, y, ldy, rows);
 }
 
 template <int NC>
@@ -116,8 +159,10 @@ void tile_iq4_nl(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, siz
     tile_signed<signed_iq4_nl, NC>(nb, gb, h, col, ldb, y, ldy, rows);
 }
 
-template <int NC>
+// Q4_0, and with HI Q5_0: the fifth bits (bit s of each byte for step s) merged in as bit 4.
+template <int NC, bool HI = false>
 void tile_q4_0(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    constexpr size_t group_bytes = HI ? ggml_repack_q5_0_group_bytes : ggml_repack_q4_0_group_bytes;
     __m256 sum[NC];
     const block_q8_0 * act[NC];
     const uint8_t * sums[NC];
@@ -129,14 +174,19 @@ void tile_q4_0(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
     }
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     for (int64_t i = 0; i < nb; ++i) {
-        const uint8_t * g = gb + size_t(i) * ggml_repack_q4_0_group_bytes;
+        const uint8_t * g = gb + size_t(i) * group_bytes;
         __m256i acc[NC];
 #pragma GCC unroll 16
-        for (int c = 0; c < NC; ++c) acc[c] = _mm256_set1_epi32(load_i32(sums[c] + 4 * i) / 16);  // -8 * sum a
+        for (int c = 0; c < NC; ++c) acc[c] = _mm256_set1_epi32(load_i32(sums[c] + 4 * i) / (HI ? 8 : 16));  // -16 / -8 * sum a
 #pragma GCC unroll 16
         for (int s = 0; s < 8; ++s) {
             const __m256i v = load_half(g + ggml_repack_q4_0_qs + 64 * (s % 4) + 32 * h);
-            const __m256i w = _mm256_and_si256(s < 4 ? v : _mm256_srli_epi16(v, 4), low4);
+            __m256i w = _mm256_and_si256(s < 4 ? v : _mm256_srli_epi16(v, 4), low4);
+            if constexpr (HI) {
+                const __m256i hv = load_half(g + ggml_repack_q5_0_qh + 32 * h);
+                const __m256i hb = s < 4 ? _mm256_slli_epi16(hv, 4 - s) : _mm256_srli_epi16(hv, s - 4);
+                w = _mm256_or_si256(w, _mm256_and_si256(hb, _mm256_set1_epi8(0x10)));
+            }
 #pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) acc[c] = dot4(acc[c], w, bcast(act[c][i].qs + 4 * s));
         }
@@ -145,6 +195,43 @@ void tile_q4_0(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
         for (int c = 0; c < NC; ++c) {
             const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(_cvtsh_ss(act[c][i].d)));
             sum[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[c]), dd, sum[c]);
+        }
+    }
+    store_half<NC>(sum, y, ldy, rows);
+}
+
+// Q4_1: the mins, then Q4_0's group block, against Q8_1 activations; per block
+// (d * d_b) * sum q * b + m * s_b.
+template <int NC>
+void tile_q4_1(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+    __m256 sum[NC];
+    const block_q8_1 * act[NC];
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c) {
+        sum[c] = _mm256_setzero_ps();
+        act[c] = reinterpret_cast<const block_q8_1 *>(col + size_t(c) * ldb);
+    }
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t * g = gb + size_t(i) * ggml_repack_q4_1_group_bytes;
+        const uint8_t * in = g + ggml_repack_q4_1_inner;
+        __m256i acc[NC];
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_si256();
+#pragma GCC unroll 16
+        for (int s = 0; s < 8; ++s) {
+            const __m256i v = load_half(in + ggml_repack_q4_0_qs + 64 * (s % 4) + 32 * h);
+            const __m256i w = _mm256_and_si256(s < 4 ? v : _mm256_srli_epi16(v, 4), low4);
+#pragma GCC unroll 16
+            for (int c = 0; c < NC; ++c) acc[c] = dot4(acc[c], w, bcast(act[c][i].qs + 4 * s));
+        }
+        const __m256 d = load_f16x8(in + 16 * h);
+        const __m256 m = load_f16x8(g + 16 * h);
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) {
+            const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(_cvtsh_ss(act[c][i].d)));
+            sum[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[c]), dd, sum[c]);
+            sum[c] = _mm256_fmadd_ps(m, _mm256_set1_ps(_cvtsh_ss(act[c][i].s)), sum[c]);
         }
     }
     store_half<NC>(sum, y, ldy, rows);
@@ -245,12 +332,66 @@ inline __m256i q6_K_codes(const uint8_t * unit, int h, int u, int s) {
     return _mm256_or_si256(lo, _mm256_and_si256(hi, _mm256_set1_epi8(0x30)));
 }
 
+// Q3_K: low 2 bits at bits 2u of low vector s | bit 4 (u % 2) + s of high vector u / 2 as bit 2.
+inline __m256i q3_K_codes(const uint8_t * unit, int h, int u, int s) {
+    const __m256i lo_v = load_half(unit + 64 * s + 32 * h);
+    const __m256i hi_v = load_half(unit + 256 + 64 * (u / 2) + 32 * h);
+    const int hs = 4 * (u % 2) + s - 2;  // high bit's position - 2
+    const __m256i hi = hs >= 0 ? _mm256_srli_epi16(hi_v, hs) : _mm256_slli_epi16(hi_v, -hs);
+    const __m256i lo = _mm256_srli_epi16(lo_v, 2 * u);
+    return _mm256_or_si256(_mm256_and_si256(lo, _mm256_set1_epi8(3)), _mm256_and_si256(hi, _mm256_set1_epi8(4)));
+}
+
 inline __m256i q6_K_scale_pairs(const uint8_t * g, int h, int p) {
     return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(g + ggml_repack_q6_K_sc + 32 * p + 16 * h)));
 }
 
-template <int NC>
-void tile_q6_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+// 16-element sub-blocks. Per format: the codes of (unit, u, s), the scale pairs of sub-blocks
+// 2p, 2p+1, the pairs that weight the activation sums (bsums), and the block's value from the
+// integer sums part (scales x dots) and macc (pairs x bsums) for activation scale yd.
+// Q6_K and Q3_K: codes q + 2^shift, signed scales, value d * yd * (part - 2^shift * macc).
+template <int Shift>
+struct fmt_k16_offset {
+    static constexpr size_t bytes = Shift == 5 ? ggml_repack_q6_K_group_bytes : ggml_repack_q3_K_group_bytes;
+    static constexpr size_t qs = Shift == 5 ? ggml_repack_q6_K_qs : ggml_repack_q3_K_qs;
+    static constexpr size_t unit = Shift == 5 ? ggml_repack_q6_K_unit : ggml_repack_q3_K_unit;
+    static __m256i codes(const uint8_t * u8, int h, int u, int s) {
+        return Shift == 5 ? q6_K_codes(u8, h, u, s) : q3_K_codes(u8, h, u, s);
+    }
+    static __m256i scale_pairs(const uint8_t * g, int h, int p) { return q6_K_scale_pairs(g, h, p); }
+    static __m256i sum_pairs(const uint8_t * g, int h, int p) { return q6_K_scale_pairs(g, h, p); }
+    static __m256 value(__m256i part, __m256i macc, const uint8_t * g, int h, float yd) {
+        const __m256i t = _mm256_sub_epi32(part, _mm256_slli_epi32(macc, Shift));
+        return _mm256_mul_ps(_mm256_cvtepi32_ps(t), _mm256_mul_ps(load_f16x8(g + 16 * h), _mm256_set1_ps(yd)));
+    }
+};
+
+using fmt_q6_K = fmt_k16_offset<5>;
+using fmt_q3_K = fmt_k16_offset<2>;
+static_assert(ggml_repack_q3_K_sc == ggml_repack_q6_K_sc, "Q3_K's scale pairs sit where Q6_K's do");
+
+// Q2_K: codes at bits 2u of vector s; scale | min << 4 bytes; value yd * (d * part - dmin * macc).
+struct fmt_q2_K {
+    static constexpr size_t bytes = ggml_repack_q2_K_group_bytes, qs = ggml_repack_q2_K_qs, unit = 256;
+    static __m256i codes(const uint8_t * u8, int h, int u, int s) {
+        return _mm256_and_si256(_mm256_srli_epi16(load_half(u8 + 64 * s + 32 * h), 2 * u), _mm256_set1_epi8(3));
+    }
+    static __m256i sm_pairs(const uint8_t * g, int h, int p) {
+        return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(g + ggml_repack_q2_K_sm + 32 * p + 16 * h)));
+    }
+    static __m256i scale_pairs(const uint8_t * g, int h, int p) {
+        return _mm256_and_si256(sm_pairs(g, h, p), _mm256_set1_epi16(0x0F));
+    }
+    static __m256i sum_pairs(const uint8_t * g, int h, int p) { return _mm256_srli_epi16(sm_pairs(g, h, p), 4); }
+    static __m256 value(__m256i part, __m256i macc, const uint8_t * g, int h, float yd) {
+        const __m256 t = _mm256_fmsub_ps(load_f16x8(g + 16 * h), _mm256_cvtepi32_ps(part),
+                                         _mm256_mul_ps(load_f16x8(g + ggml_repack_q2_K_dmin + 16 * h), _mm256_cvtepi32_ps(macc)));
+        return _mm256_mul_ps(t, _mm256_set1_ps(yd));
+    }
+};
+
+template <typename F, int NC>
+void tile_k16(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
     __m256 sum[NC];
     const block_q8_K * act[NC];
 #pragma GCC unroll 16
@@ -259,7 +400,7 @@ void tile_q6_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
         act[c] = reinterpret_cast<const block_q8_K *>(col + size_t(c) * ldb);
     }
     for (int64_t i = 0; i < nb; ++i) {
-        const uint8_t * g = gb + size_t(i) * ggml_repack_q6_K_group_bytes;
+        const uint8_t * g = gb + size_t(i) * F::bytes;
         // sum_j sc_j * dot_j, exact: VPMADDUBSW pairs of two steps summed in 16 bits (at most
         // 2 * 2 * 63 * 127 = 32004), then VPMADDWD with (sc, sc)
         __m256i part[NC];
@@ -269,14 +410,14 @@ void tile_q6_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
 #pragma GCC unroll 4
         for (int u = 0; u < 4; ++u) {
             const int j = 4 * t + u;  // sub-block
-            const uint8_t * unit = g + ggml_repack_q6_K_qs + ggml_repack_q6_K_unit * t;
-            const __m256i scp = q6_K_scale_pairs(g, h, j / 2);
+            const uint8_t * unit = g + F::qs + F::unit * t;
+            const __m256i scp = F::scale_pairs(g, h, j / 2);
             const __m256i sc_pair = u % 2 ? _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(scp, 0xF5), 0xF5)
                                           : _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(scp, 0xA0), 0xA0);
 #pragma GCC unroll 2
             for (int s0 = 0; s0 < 4; s0 += 2) {
-                const __m256i w0 = q6_K_codes(unit, h, u, s0);
-                const __m256i w1 = q6_K_codes(unit, h, u, s0 + 1);
+                const __m256i w0 = F::codes(unit, h, u, s0);
+                const __m256i w1 = F::codes(unit, h, u, s0 + 1);
 #pragma GCC unroll 16
                 for (int c = 0; c < NC; ++c) {
                     const int8_t * a = act[c][i].qs + 16 * j + 4 * s0;
@@ -290,17 +431,65 @@ void tile_q6_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
         for (int c = 0; c < NC; ++c) macc[c] = _mm256_setzero_si256();
 #pragma GCC unroll 16
         for (int p = 0; p < 8; ++p) {
-            const __m256i scp = q6_K_scale_pairs(g, h, p);
+            const __m256i scp = F::sum_pairs(g, h, p);
 #pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) {
                 macc[c] = _mm256_add_epi32(macc[c], _mm256_madd_epi16(scp, bcast(act[c][i].bsums + 2 * p)));
             }
         }
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) sum[c] = _mm256_add_ps(sum[c], F::value(part[c], macc[c], g, h, act[c][i].d));
+    }
+    store_half<NC>(sum, y, ldy, rows);
+}
+
+// IQ4_XS: per sub-block the signed codebook values as |a| x (w with a's sign) into int32 (Q8_K
+// codes may be -128, whose negation leaves a byte; no codebook value's does), weighted by
+// ls - 32 in int32 (the plain kernel's integer sum), scaled once per block.
+template <int NC>
+void tile_iq4_xs(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy,
+                 int rows) {
+    const __m256i cb = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(ggml_iq4nl_codebook)));
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    __m256 sum[NC];
+    const block_q8_K * act[NC];
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c) {
+        sum[c] = _mm256_setzero_ps();
+        act[c] = reinterpret_cast<const block_q8_K *>(col + size_t(c) * ldb);
+    }
+    for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t * g = gb + size_t(i) * ggml_repack_iq4_xs_group_bytes;
+        __m256i isum[NC];
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) isum[c] = _mm256_setzero_si256();
+        for (int t = 0; t < 4; ++t)
+#pragma GCC unroll 2
+        for (int nib = 0; nib < 2; ++nib) {
+            const int j = 2 * t + nib;  // sub-block
+            const uint8_t * qs = g + ggml_repack_iq4_xs_qs + 512 * t + 32 * h;
+            __m256i acc[NC];
+#pragma GCC unroll 16
+            for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_si256();
+#pragma GCC unroll 16
+            for (int s = 0; s < 8; ++s) {
+                const __m256i v = load_half(qs + 64 * s);
+                const __m256i w = _mm256_shuffle_epi8(cb, _mm256_and_si256(nib ? _mm256_srli_epi16(v, 4) : v, low4));
+#pragma GCC unroll 16
+                for (int c = 0; c < NC; ++c) {
+                    const __m256i a = bcast(act[c][i].qs + 32 * j + 4 * s);
+                    acc[c] = dot4(acc[c], _mm256_abs_epi8(a), _mm256_sign_epi8(w, a));
+                }
+            }
+            const __m256i sc = _mm256_cvtepi8_epi32(
+                _mm_loadl_epi64(reinterpret_cast<const __m128i *>(g + ggml_repack_iq4_xs_sc + 16 * j + 8 * h)));
+#pragma GCC unroll 16
+            for (int c = 0; c < NC; ++c) isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(acc[c], sc));
+        }
         const __m256 d = load_f16x8(g + 16 * h);
 #pragma GCC unroll 16
         for (int c = 0; c < NC; ++c) {
-            const __m256i t = _mm256_sub_epi32(part[c], _mm256_slli_epi32(macc[c], 5));
-            sum[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_mul_ps(d, _mm256_set1_ps(act[c][i].d)), sum[c]);
+            sum[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(d, _mm256_set1_ps(act[c][i].d)), sum[c]);
         }
     }
     store_half<NC>(sum, y, ldy, rows);
@@ -336,6 +525,22 @@ void dot_q4_0_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void
     run_tiles<tile_q4_0<1>, tile_q4_0<2>, tile_q4_0<3>, tile_q4_0<4>>(k / QK4_0, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
+void dot_q5_0_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                   float * y, int64_t ldy) {
+    run_tiles<tile_q4_0<1, true>, tile_q4_0<2, true>, tile_q4_0<3, true>, tile_q4_0<4, true>>(k / QK5_0, a, lda, nr, b, ldb,
+                                                                                            nc, y, ldy);
+}
+
+void dot_q4_1_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                   float * y, int64_t ldy) {
+    run_tiles<tile_q4_1<1>, tile_q4_1<2>, tile_q4_1<3>, tile_q4_1<4>>(k / QK4_1, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
+void dot_mxfp4_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                    float * y, int64_t ldy) {
+    run_tiles<tile_mxfp4<1>, tile_mxfp4<2>, tile_mxfp4<3>, tile_mxfp4<4>>(k / QK_MXFP4, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
 void dot_iq4_nl_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                      float * y, int64_t ldy) {
     run_tiles<tile_iq4_nl<1>, tile_iq4_nl<2>, tile_iq4_nl<3>, tile_iq4_nl<4>>(k / QK4_NL, a, lda, nr, b, ldb, nc, y, ldy);
@@ -354,7 +559,25 @@ void dot_q5_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void
 
 void dot_q6_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                    float * y, int64_t ldy) {
-    run_tiles<tile_q6_K<1>, tile_q6_K<2>, tile_q6_K<3>, tile_q6_K<4>>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
+    run_tiles<tile_k16<fmt_q6_K, 1>, tile_k16<fmt_q6_K, 2>, tile_k16<fmt_q6_K, 3>, tile_k16<fmt_q6_K, 4>>(
+        k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
+void dot_q2_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                   float * y, int64_t ldy) {
+    run_tiles<tile_k16<fmt_q2_K, 1>, tile_k16<fmt_q2_K, 2>, tile_k16<fmt_q2_K, 3>, tile_k16<fmt_q2_K, 4>>(
+        k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
+void dot_q3_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                   float * y, int64_t ldy) {
+    run_tiles<tile_k16<fmt_q3_K, 1>, tile_k16<fmt_q3_K, 2>, tile_k16<fmt_q3_K, 3>, tile_k16<fmt_q3_K, 4>>(
+        k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
+}
+
+void dot_iq4_xs_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
+                     float * y, int64_t ldy) {
+    run_tiles<tile_iq4_xs<1>, tile_iq4_xs<2>, tile_iq4_xs<3>, tile_iq4_xs<4>>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
 void act_q8_0_avx2(const float * x, void * y, int64_t k) {
@@ -364,10 +587,17 @@ void act_q8_0_avx2(const float * x, void * y, int64_t k) {
 
 }  // namespace
 
-// Table order of mul-mat.h (see repack-scalar.cpp).
-const ggml_repack_kernels ggml_repack_kernels_avx2 = {
-    {nullptr, nullptr, nullptr, dot_q4_0_avx2, nullptr, nullptr, nullptr, dot_q8_0_avx2, nullptr, nullptr,
-     dot_q4_K_avx2, dot_q5_K_avx2, dot_q6_K_avx2, dot_iq4_nl_avx2, nullptr, nullptr},
-    {nullptr, nullptr, nullptr, act_q8_0_avx2, nullptr, nullptr, nullptr, act_q8_0_avx2, nullptr, nullptr,
-     ggml_quantize_row_q8_K_avx2, ggml_quantize_row_q8_K_avx2, ggml_quantize_row_q8_K_avx2, act_q8_0_avx2, nullptr, nullptr},
-};
+constinit const ggml_repack_kernels ggml_repack_kernels_avx2 = ggml_repack_make_kernels({
+    ggml_repack_entry{GGML_TYPE_Q4_0, dot_q4_0_avx2, act_q8_0_avx2},
+    ggml_repack_entry{GGML_TYPE_Q8_0, dot_q8_0_avx2, act_q8_0_avx2},
+    ggml_repack_entry{GGML_TYPE_IQ4_NL, dot_iq4_nl_avx2, act_q8_0_avx2},
+    ggml_repack_entry{GGML_TYPE_Q4_K, dot_q4_K_avx2, ggml_quantize_row_q8_K_avx2},
+    ggml_repack_entry{GGML_TYPE_Q5_K, dot_q5_K_avx2, ggml_quantize_row_q8_K_avx2},
+    ggml_repack_entry{GGML_TYPE_Q6_K, dot_q6_K_avx2, ggml_quantize_row_q8_K_avx2},
+    ggml_repack_entry{GGML_TYPE_IQ4_XS, dot_iq4_xs_avx2, ggml_quantize_row_q8_K_avx2},
+    ggml_repack_entry{GGML_TYPE_Q5_0, dot_q5_0_avx2, act_q8_0_avx2},
+    ggml_repack_entry{GGML_TYPE_Q4_1, dot_q4_1_avx2, ggml_quantize_row_q8_1_avx2},
+    ggml_repack_entry{GGML_TYPE_MXFP4, dot_mxfp4_avx2, act_q8_0_avx2},
+    ggml_repack_entry{GGML_TYPE_Q3_K, dot_q3_K_avx2, ggml_quantize_row_q8_K_avx2},
+    ggml_repack_entry{GGML_TYPE_Q2_K, dot_q2_K_avx2, ggml_quantize_row_q8_K_avx2},
+});

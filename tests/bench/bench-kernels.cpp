@@ -13,8 +13,9 @@
 //                         threads measured just before and after (the bandwidth a VM gets drifts
 //                         with its neighbours), and bw_ratio = GB/s / probe_GB/s.
 //   mat_vec_warm/...      the same matrix every time (cache-resident where it fits).
-//   Weights of the types with a repacked layout (Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K) sit in the CPU's repack
-//   buffer type, as the engine loads them; INFERD_NO_REPACK=1 keeps them in a plain CPU buffer.
+//   Weights of the types with a repacked layout (Q4_0, Q4_1, Q5_0, Q8_0, Q2_K … Q6_K,
+//   IQ4_NL, IQ4_XS, MXFP4) sit in the CPU's repack buffer type, as the engine loads them;
+//   INFERD_NO_REPACK=1 keeps them in a plain CPU buffer.
 //   mat_mat/...           N > 1 (prompt processing): GFLOP/s (for quantized weights: GOP/s,
 //                         2 * M * K * N integer and float operations per second alike).
 // Arguments of mat_*: type (the ggml_type id: 0 F32, 1 F16, 30 BF16, 2 Q4_0, 3 Q4_1, 6 Q5_0,
@@ -360,7 +361,7 @@ void args_mat_vec(benchmark::internal::Benchmark * b) {
     for (int64_t t : k_types)
         for (int64_t n : {8, 16, 32}) b->Args({t, 4096, 4096, n, 1});
     for (int64_t t : k_quant_types)
-        for (int64_t n : {2, 8, 16}) b->Args({t, 4096, 4096, n, 1});
+        for (int64_t n : {2, 4, 8, 16}) b->Args({t, 4096, 4096, n, 1});
 }
 
 void args_mat_mat(benchmark::internal::Benchmark * b) {

@@ -28,8 +28,9 @@
 
 namespace {
 
-const ggml_type k_repack_types[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q8_0, GGML_TYPE_IQ4_NL, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
-                                     GGML_TYPE_Q6_K};
+const ggml_type k_repack_types[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q8_0, GGML_TYPE_IQ4_NL, GGML_TYPE_Q4_K,
+                                    GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_IQ4_XS, GGML_TYPE_Q5_0,
+                                    GGML_TYPE_Q4_1,   GGML_TYPE_MXFP4,  GGML_TYPE_Q3_K, GGML_TYPE_Q2_K};
 
 struct nmse_acc {
     double err = 0.0, ref = 0.0;
@@ -92,6 +93,21 @@ std::vector<isa_path> isa_paths() {
     return v;
 }
 
+// The types listed here are exactly those with a repacked layout, and every path has kernels
+// for each of them (and for no other type).
+TEST(Repack, EveryRepackableTypeCovered) {
+    for (int ti = 0; ti < GGML_TYPE_COUNT; ++ti) {
+        const ggml_type t = ggml_type(ti);
+        bool listed = false;
+        for (ggml_type l : k_repack_types) listed = listed || l == t;
+        EXPECT_EQ(ggml_repack_type_supported(t), listed) << ti;
+        for (const isa_path & path : isa_paths()) {
+            EXPECT_EQ(path.rk->dot[t] != nullptr, listed) << ti << " " << path.name;
+            EXPECT_EQ(path.rk->act[t] != nullptr, listed) << ti << " " << path.name;
+        }
+    }
+}
+
 TEST(Repack, LayoutRoundTrip) {
     for (ggml_type t : k_repack_types) {
         for (int64_t m : {1, 16, 17, 37}) {
@@ -122,22 +138,21 @@ TEST(Repack, LayoutRoundTripRandomBytes) {
     }
 }
 
-// The repacked kernels against the plain ones of the same path and the reference.
-void check_kernels(ggml_type t, int64_t k, int64_t m, int64_t n, const isa_path & path) {
+// The repacked kernels on weights w against the plain ones of the same path and the reference.
+void check_kernels_on(ggml_type t, const weights & w, int64_t k, int64_t m, int64_t n, const isa_path & path) {
     SCOPED_TRACE(std::string(ggml_type_name(t)) + " " + path.name + " k=" + std::to_string(k) + " m=" +
                  std::to_string(m) + " n=" + std::to_string(n));
     const int ti = ggml_mul_mat_type_index(t);
-    const weights w = make_weights(t, k, m, uint32_t(k + 3 * m + t));
     const std::vector<float> x = random_floats(size_t(k * n), uint32_t(n + 11));
     std::vector<uint8_t> packed(ggml_repack_size(t, k, m));
     ggml_repack_pack(t, k, m, w.bytes.data(), w.row_bytes, packed.data());
 
     const size_t act_bytes = ggml_repack_act_row_bytes(t, k);
     std::vector<uint8_t> act(act_bytes * size_t(n));
-    for (int64_t c = 0; c < n; ++c) path.rk->act[ti](x.data() + c * k, act.data() + size_t(c) * act_bytes, k);
+    for (int64_t c = 0; c < n; ++c) path.rk->act[t](x.data() + c * k, act.data() + size_t(c) * act_bytes, k);
     const int64_t ldy = m + 3;
     std::vector<float> y(size_t(ldy * n), -7.0f);
-    path.rk->dot[ti](k, packed.data(), ggml_repack_row_bytes(t, k), m, act.data(), act_bytes, n, y.data(), ldy);
+    path.rk->dot[t](k, packed.data(), ggml_repack_row_bytes(t, k), m, act.data(), act_bytes, n, y.data(), ldy);
 
     const ggml_type vt = path.kt->dot_vec_type[ti];
     const ggml_from_float_fn q = path.kt->dot_vec_from_f32[ti] ? path.kt->dot_vec_from_f32[ti]
@@ -159,6 +174,25 @@ void check_kernels(ggml_type t, int64_t k, int64_t m, int64_t n, const isa_path 
     }
     EXPECT_LE(e_ref.value(), 5e-5);
     EXPECT_LE(e_plain.value(), 1e-9);
+}
+
+void check_kernels(ggml_type t, int64_t k, int64_t m, int64_t n, const isa_path & path) {
+    check_kernels_on(t, make_weights(t, k, m, uint32_t(k + 3 * m + t)), k, m, n, path);
+}
+
+// MXFP4 blocks with the smallest exponents (subnormal scales 2^-128, 2^-127) and their
+// neighbours: the SIMD paths decode e as ggml_e8m0_to_fp32_half and scale as the plain kernel.
+TEST(Repack, Mxfp4SmallExponents) {
+    const int64_t k = 8 * QK_MXFP4, m = 19;
+    weights w = make_weights(GGML_TYPE_MXFP4, k, m, 77);
+    const uint8_t exps[] = {0, 1, 2, 3};
+    for (int64_t r = 0; r < m; ++r) {
+        block_mxfp4 * blocks = reinterpret_cast<block_mxfp4 *>(w.bytes.data() + size_t(r) * w.row_bytes);
+        for (int64_t b = 0; b < k / QK_MXFP4; ++b) blocks[b].e = exps[(r + b) % 4];
+        ggml_get_type_traits(GGML_TYPE_MXFP4).to_float(blocks, w.values.data() + r * k, k);
+    }
+    for (const isa_path & path : isa_paths())
+        for (int64_t n : {1, 3, 9}) check_kernels_on(GGML_TYPE_MXFP4, w, k, m, n, path);
 }
 
 TEST(Repack, KernelsEveryColumnCount) {
@@ -272,7 +306,7 @@ TEST(RepackOp, SupportsOpOnlyForMulMatWeights) {
 // Types without a repacked layout are stored as they are, and read back unchanged.
 TEST(RepackOp, OtherTypesStoredAsIs) {
     ggml_context_ptr ctx = small_context();
-    ggml_tensor * a = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_Q3_K, 256, 3);
+    ggml_tensor * a = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_F16, 256, 3);
     EXPECT_FALSE(ggml_backend_cpu_repack_supported(a));
     ggml_backend_buffer_ptr buf = ggml_backend_alloc_ctx_tensors(ctx.get(), ggml_backend_cpu_repack_buffer_type());
     ASSERT_TRUE(buf);

@@ -197,8 +197,8 @@ struct model_params {
     // Lock the weights in RAM (mlock: the file's bytes and the repacked copies), so that they
     // are never paged out; a refusal (RLIMIT_MEMLOCK) becomes a warning, not an error.
     bool use_mlock = false;
-    // CPU weights read only by mul_mat (Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K) repacked at
-    // load time into the interleaved layout of the CPU kernels (the file's pages are then
+    // CPU weights read only by mul_mat (Q4_0, Q4_1, Q5_0, Q8_0, Q2_K … Q6_K, IQ4_NL, IQ4_XS,
+    // MXFP4) repacked at load time into the interleaved layout of the CPU kernels (the file's pages are then
     // released); false, or the environment variable INFERD_NO_REPACK=1, keeps every weight in
     // place in the file. Not done when a GPU device is available to the model (its backends
     // may read the weights).

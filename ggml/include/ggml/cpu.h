@@ -50,7 +50,7 @@ ggml_backend_buffer_type_i * ggml_backend_cpu_buffer_type();
 // device's supports_op says so), and copies to other backends go through get_tensor.
 ggml_backend_buffer_type_i * ggml_backend_cpu_repack_buffer_type();
 // True when t (not a view) would be repacked in that buffer type: a repackable weight type
-// (Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K), 2-D, contiguous.
+// (Q4_0, Q4_1, Q5_0, Q8_0, Q2_K … Q6_K, IQ4_NL, IQ4_XS, MXFP4), 2-D, contiguous.
 bool ggml_backend_cpu_repack_supported(const ggml_tensor * t);
 // True when t lives repacked in a buffer of that type.
 bool ggml_backend_cpu_tensor_is_repacked(const ggml_tensor * t);
