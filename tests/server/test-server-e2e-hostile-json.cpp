@@ -109,8 +109,8 @@ TEST_F(hostile_json, generation_abuse_is_refused_or_served) {
     expect_400(post_raw("/v1/completions", json({{"prompt", words}, {"max_tokens", 1}}).dump()), "maximum context length");
     json stops = json::array();
     for (int i = 0; i < 10000; ++i) {
-        std::string s = std::to_string(i);
-        s.insert(0, "s");
+        std::string s = "s";
+        s += std::to_string(i);
         stops.push_back(s);
     }
     const auto many_stops = post_raw("/v1/completions", json({{"prompt", "a"}, {"max_tokens", 2}, {"stop", stops}}).dump());
