@@ -3,151 +3,16 @@
 // several slots, n > 1) is the same token for token as without speculation, drafts are actually
 // accepted, rejected cells leave the cache (the next request's prefix reuse still matches), and a
 // draft model of another vocabulary is refused.
-#include "batch-loop-test-util.h"
+#include "batch-loop-spec-util.h"
 #include "server/batch-loop.h"
 #include "testdata.h"
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
-#include <condition_variable>
-#include <mutex>
+#include <cstdio>
 
 namespace {
-
-class record_sink : public gen_sink {
-public:
-    record_sink(int stop_after, int cancel_after) : stop_after_(stop_after), cancel_after_(cancel_after) {}
-    bool on_token(const gen_token & t) override {
-        std::lock_guard<std::mutex> lk(mu_);
-        tokens.push_back(t.id);
-        logprobs.push_back(t.logprob);
-        if (cancel_after_ >= 0 && int(tokens.size()) >= cancel_after_) cancel_ = true;
-        return stop_after_ < 0 || int(tokens.size()) < stop_after_;
-    }
-    void on_finished(gen_finish r, const gen_usage & u, const std::string & msg) override {
-        std::lock_guard<std::mutex> lk(mu_);
-        ++finished;
-        reason = r;
-        usage = u;
-        message = msg;
-        cv_.notify_all();
-    }
-    bool cancelled() const override { return cancel_; }
-    bool wait() {
-        std::unique_lock<std::mutex> lk(mu_);
-        return cv_.wait_for(lk, std::chrono::seconds(120), [&] { return finished > 0; });
-    }
-
-    std::vector<int32_t> tokens;
-    std::vector<float> logprobs;
-    int finished = 0;
-    gen_finish reason = gen_finish::error;
-    gen_usage usage;
-    std::string message;
-
-private:
-    std::mutex mu_;
-    std::condition_variable cv_;
-    int stop_after_, cancel_after_;
-    std::atomic<bool> cancel_{false};
-};
-
-struct spec_req {
-    std::vector<int32_t> prompt;
-    int32_t max_tokens = 32;
-    sampling_params sampling = greedy_sampling();
-    int stop_after = -1;
-    int cancel_after = -1;
-    bool ignore_eos = true;
-    static sampling_params greedy_sampling() {
-        sampling_params sp;
-        sp.temperature = 0.0f;
-        return sp;
-    }
-};
-
-struct spec_result {
-    std::vector<int32_t> tokens;
-    std::vector<float> logprobs;
-    gen_finish reason = gen_finish::error;
-    gen_usage usage;
-};
-
-struct spec_run {
-    std::vector<spec_result> results;
-    batch_loop_stats stats;
-};
-
-gen_request make_request(const spec_req & q, std::shared_ptr<gen_sink> sink) {
-    gen_request r;
-    r.prompt = q.prompt;
-    r.max_tokens = q.max_tokens;
-    r.sampling = q.sampling;
-    r.ignore_eos = q.ignore_eos;
-    r.sink = std::move(sink);
-    return r;
-}
-
-// Runs the requests in one loop: `groups` lists how many consecutive requests go in one
-// submit_all (the choices of one API request); all are queued before the loop starts.
-spec_run run_requests(const model & m, const batch_loop_params & p, const std::vector<spec_req> & reqs,
-                      const std::vector<size_t> & groups = {}) {
-    batch_loop loop(m, p);
-    std::vector<std::shared_ptr<record_sink>> sinks;
-    size_t next = 0;
-    auto submit_group = [&](size_t n) {
-        std::vector<gen_request> rs;
-        for (size_t i = 0; i < n; ++i, ++next) {
-            sinks.push_back(std::make_shared<record_sink>(reqs[next].stop_after, reqs[next].cancel_after));
-            rs.push_back(make_request(reqs[next], sinks.back()));
-        }
-        std::string why;
-        EXPECT_TRUE(loop.submit_all(rs, &why)) << why;
-    };
-    for (size_t g : groups) submit_group(g);
-    while (next < reqs.size()) submit_group(1);
-    loop.start();
-    spec_run out;
-    for (auto & s : sinks) {
-        EXPECT_TRUE(s->wait());
-        out.results.push_back({s->tokens, s->logprobs, s->reason, s->usage});
-    }
-    loop.stop();  // the statistics after the last step
-    out.stats = loop.stats();
-    return out;
-}
-
-// Each request alone after the other in a loop (a second request may reuse the first's cache).
-spec_run run_in_order(const model & m, const batch_loop_params & p, const std::vector<spec_req> & reqs) {
-    batch_loop loop(m, p);
-    loop.start();
-    spec_run out;
-    for (const spec_req & q : reqs) {
-        auto s = std::make_shared<record_sink>(q.stop_after, q.cancel_after);
-        std::string why;
-        EXPECT_TRUE(loop.submit(make_request(q, s), &why)) << why;
-        EXPECT_TRUE(s->wait());
-        out.results.push_back({s->tokens, s->logprobs, s->reason, s->usage});
-    }
-    loop.stop();
-    out.stats = loop.stats();
-    return out;
-}
-
-void expect_same_outputs(const spec_run & plain, const spec_run & spec) {
-    ASSERT_EQ(plain.results.size(), spec.results.size());
-    for (size_t i = 0; i < plain.results.size(); ++i) {
-        const spec_result & a = plain.results[i];
-        const spec_result & b = spec.results[i];
-        EXPECT_EQ(a.tokens, b.tokens) << "request " << i;
-        EXPECT_EQ(a.reason, b.reason) << "request " << i;
-        EXPECT_EQ(a.usage.completion_tokens, b.usage.completion_tokens) << "request " << i;
-        EXPECT_EQ(a.usage.prompt_tokens, b.usage.prompt_tokens) << "request " << i;
-        EXPECT_EQ(a.usage.draft_tokens, 0);
-    }
-}
 
 batch_loop_params ngram_params(batch_loop_params p, uint32_t n = 3, int32_t n_max = 8) {
     p.spec.ngram = n;
@@ -404,4 +269,90 @@ TEST(batch_loop_spec, bad_spec_params_are_refused) {
     p.spec.n_max = 4;
     p.spec.n_min = 5;
     EXPECT_THROW(batch_loop(*m, p), std::runtime_error);
+}
+
+// Cancellation while a draft model's draft is being verified (the target as its own draft, so
+// nearly every draft is accepted and the cancellation lands inside an accepted run): the request
+// ends as cancelled after exactly the tokens it saw, the cache keeps no cell past them (no
+// verified or unverified draft cells), and the next request in the slot continues as without
+// speculation.
+TEST(batch_loop_spec, draft_model_cancel_inside_a_draft_frees_slot_and_cells) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    auto m = load(dir, "stories260K-f32.gguf");
+    auto d = load(dir, "stories260K-f32.gguf");
+    std::vector<spec_req> reqs;
+    for (int n : {2, 5, 9, 14}) {
+        spec_req q;
+        q.prompt = prompts_for_test(4)[size_t(n) % 4];
+        q.max_tokens = 40;
+        q.cancel_after = n;
+        reqs.push_back(q);
+        q.cancel_after = -1;
+        q.max_tokens = 12;
+        q.prompt.push_back(300 + n);  // shares the cancelled request's prompt
+        reqs.push_back(q);
+    }
+    const uint32_t n_ctx = 256;
+    batch_loop_params p = loop_params(1, n_ctx);
+    const spec_run plain = run_in_order(*m, p, reqs);
+    p.spec.draft = d.get();
+    p.spec.n_max = 8;
+    p.spec.p_min = 0.0f;
+    int inside_draft = 0;
+    for (size_t i = 0; i < reqs.size(); i += 2) {
+        SCOPED_TRACE("cancel after " + std::to_string(reqs[i].cancel_after));
+        const spec_run spec = run_in_order(*m, p, {reqs[i]});
+        const spec_result & r = spec.results[0];
+        EXPECT_EQ(r.reason, gen_finish::cancelled);
+        EXPECT_EQ(r.tokens, plain.results[i].tokens);
+        EXPECT_GT(r.usage.draft_tokens, 0);
+        EXPECT_EQ(spec.stats.running, 0u);
+        EXPECT_EQ(spec.stats.waiting, 0u);
+        // The cells hold the prompt and the emitted tokens, the last one perhaps not yet.
+        const size_t cells = size_t(std::lround(spec.stats.kv_usage * float(n_ctx)));
+        const size_t held = reqs[i].prompt.size() + r.tokens.size();
+        EXPECT_TRUE(cells == held || cells + 1 == held) << cells << " cells for " << held << " tokens";
+        std::printf("cancel after %d: %zu cells for %zu tokens\n", reqs[i].cancel_after, cells, held);
+        inside_draft += cells == held ? 1 : 0;  // the last token's cell was a verified draft's
+    }
+    EXPECT_GT(inside_draft, 0) << "no cancellation landed inside a draft";
+    const spec_run spec = run_in_order(*m, p, reqs);
+    expect_same_outputs(plain, spec);
+    for (size_t i = 0; i < reqs.size(); ++i) {
+        EXPECT_EQ(spec.results[i].reason, i % 2 ? gen_finish::length : gen_finish::cancelled) << i;
+        EXPECT_EQ(spec.results[i].usage.cached_tokens, plain.results[i].usage.cached_tokens) << i;
+    }
+    EXPECT_GT(spec.stats.draft_accepted, 0u);
+    EXPECT_EQ(spec.stats.running, 0u);
+}
+
+// Two slots: a request cancelled inside a draft gives its slot to a waiting one while the other
+// slot goes on drafting; every output equals the plain run's.
+TEST(batch_loop_spec, draft_model_cancel_with_two_slots_equals_plain) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    auto m = load(dir, "stories260K-f32.gguf");
+    auto d = load(dir, "stories260K-f16.gguf");
+    std::vector<spec_req> reqs(5);
+    for (size_t i = 0; i < reqs.size(); ++i) {
+        reqs[i].prompt = prompts_for_test(5)[i];
+        reqs[i].max_tokens = 30;
+        if (i % 2 == 0) reqs[i].cancel_after = 3 + 4 * int(i);
+    }
+    batch_loop_params p = loop_params(2);
+    const spec_run plain = run_requests(*m, p, reqs);
+    p.spec.draft = d.get();
+    p.spec.n_max = 6;
+    p.spec.p_min = 0.0f;
+    const spec_run spec = run_requests(*m, p, reqs);
+    expect_same_outputs(plain, spec);
+    for (size_t i = 0; i < reqs.size(); ++i) {
+        const spec_result & r = spec.results[i];
+        EXPECT_EQ(r.reason, i % 2 == 0 ? gen_finish::cancelled : gen_finish::length) << i;
+        if (i % 2 == 0) {
+            EXPECT_EQ(int(r.tokens.size()), reqs[i].cancel_after) << i;
+        }
+    }
+    EXPECT_GT(spec.stats.draft_accepted, 0u);
+    EXPECT_EQ(spec.stats.running, 0u);
+    EXPECT_EQ(spec.stats.waiting, 0u);
 }

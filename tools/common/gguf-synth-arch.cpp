@@ -227,8 +227,10 @@ void synth_arch_metadata(const synth_params & p, gguf_metadata * md) {
 }
 
 std::vector<synth_tensor> synth_tensor_list(const synth_params & p) {
-    if (p.arch == "gpt2") return synth_tensors_gpt2(p);
-    if (p.arch == "phi3") return synth_tensors_phi3(p);
-    if (p.arch == "bert") return synth_tensors_bert(p);
-    return synth_tensors_llama_like(p, *synth_arch_find(p.arch));
+    std::vector<synth_tensor> list = p.arch == "gpt2" ? synth_tensors_gpt2(p)
+                                     : p.arch == "phi3" ? synth_tensors_phi3(p)
+                                     : p.arch == "bert" ? synth_tensors_bert(p)
+                                                        : synth_tensors_llama_like(p, *synth_arch_find(p.arch));
+    if (p.confident) synth_confident_apply(p, &list);
+    return list;
 }

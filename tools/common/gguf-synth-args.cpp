@@ -71,6 +71,7 @@ bool synth_params_from_args(const tool_args & a, synth_params * p, std::string *
         }
     }
     p->untied_output = tool_args_has(a, "--untied-output");
+    p->confident = tool_args_has(a, "--confident");
     if (const std::string * v = a.option("--seed"); v && !synth_parse_u64(*v, &p->seed)) {
         *error = "--seed wants a non-negative whole number, got '" + *v + "'";
         return false;
@@ -103,7 +104,7 @@ const std::vector<std::string> & synth_option_names() {
         "--arch", "--n-embd", "--n-layer", "--n-head", "--n-head-kv", "--n-ff", "--n-vocab", "--n-ctx",
         "--head-dim", "--n-expert", "--n-expert-used", "--n-ff-exp", "--sliding-window", "--rope-base",
         "--rope-base-swa", "--attn-softcap", "--final-softcap", "--untied-output", "--seed", "--vocab", "--type",
-        "--chat-template", "--pooling"};
+        "--chat-template", "--pooling", "--confident"};
     return names;
 }
 
@@ -131,6 +132,8 @@ int synth_tool_main(const tool_args & args, int n_threads, std::FILE * out, std:
     std::string experts;  // what the shape does not say: experts, an encoder's pooling
     if (p.n_expert > 0) {
         experts = ", " + std::to_string(p.n_expert) + " experts (" + std::to_string(p.n_expert_used) + " used)";
+    } else if (p.confident) {
+        experts = ", confident";
     } else if (!p.pooling.empty()) {
         experts = ", ";
         experts += p.pooling;

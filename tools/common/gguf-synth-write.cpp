@@ -15,44 +15,6 @@
 
 namespace {
 
-uint64_t splitmix64(uint64_t * state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-// xoshiro256**, seeded through splitmix64.
-struct synth_rng {
-    uint64_t s[4];
-
-    explicit synth_rng(uint64_t seed) {
-        for (uint64_t & w : s) w = splitmix64(&seed);
-    }
-    uint64_t next() {
-        const uint64_t result = rotl(s[1] * 5, 7) * 9;
-        const uint64_t t = s[1] << 17;
-        s[2] ^= s[0];
-        s[3] ^= s[1];
-        s[1] ^= s[2];
-        s[0] ^= s[3];
-        s[2] ^= t;
-        s[3] = rotl(s[3], 45);
-        return result;
-    }
-    // Approximately normal with standard deviation `sd`: the sum of the four 16-bit parts of one
-    // draw (Irwin-Hall, n = 4: mean 4 * 32767.5, standard deviation 65536 / sqrt(3)).
-    float normal(float sd) {
-        const uint64_t r = next();
-        const uint32_t sum = uint32_t(r & 0xFFFF) + uint32_t((r >> 16) & 0xFFFF) + uint32_t((r >> 32) & 0xFFFF) +
-                             uint32_t(r >> 48);
-        constexpr float k_scale = 1.7320508f / 65536.0f;  // 1 / (65536 / sqrt(3))
-        return (float(sum) - 131070.0f) * k_scale * sd;
-    }
-};
-
 uint64_t synth_block_seed(uint64_t seed, size_t index, int64_t block) {
     uint64_t s = seed;
     uint64_t h = splitmix64(&s);
@@ -66,6 +28,7 @@ uint64_t synth_block_seed(uint64_t seed, size_t index, int64_t block) {
 template <typename T>
 void synth_fill_block(const synth_tensor & t, uint64_t block_seed, T * out, int64_t n) {
     const float sd = t.init == synth_init::matrix   ? 0.02f
+                     : t.init == synth_init::small  ? 0.002f
                      : t.init == synth_init::router ? 1.0f / std::sqrt(float(t.ne[0]))
                                                     : 0.01f;
     synth_rng rng(block_seed);
@@ -139,6 +102,10 @@ gguf_result synth_stream_tensors(gguf_writer & w, const std::vector<synth_tensor
 }  // namespace
 
 void synth_fill_tensor(const synth_tensor & t, size_t index, uint64_t seed, void * dst, int n_threads) {
+    if (t.init == synth_init::bigram_embd || t.init == synth_init::bigram_output) {
+        synth_fill_bigram(t, seed, dst, n_threads);
+        return;
+    }
     const int64_t n = t.n_elements();
     const int64_t n_blocks = (n + k_synth_block - 1) / k_synth_block;
     tools_parallel_for(n_blocks, 1, n_threads, [&](int64_t b0, int64_t b1) {

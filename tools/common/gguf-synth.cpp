@@ -197,6 +197,21 @@ void synth_row_warnings(const synth_params & p, std::vector<std::string> * warni
     }
 }
 
+// --confident: the output matrix must be a tensor of its own (it predicts the next token, the
+// embedding stands for the current one) and the built-in vocabulary must have merged tokens.
+bool synth_check_confident(const synth_params & p, const synth_arch & arch, std::string * error) {
+    if (!p.confident) return true;
+    if (arch.encoder || (arch.tied && !p.untied_output)) {
+        return fail(error, "--confident wants an untied output matrix (llama, phi3, or --untied-output)");
+    }
+    if (!p.vocab_path.empty()) return fail(error, "--confident works with the built-in vocabulary only (no --vocab)");
+    if (p.n_vocab <= synth_min_vocab(p.chat_template)) {
+        return fail(error, "--confident wants --n-vocab above " + std::to_string(synth_min_vocab(p.chat_template)) +
+                               " (merged tokens to predict)");
+    }
+    return true;
+}
+
 }  // namespace
 
 bool synth_params_check(synth_params * p, std::vector<std::string> * warnings, std::string * error,
@@ -216,6 +231,7 @@ bool synth_params_check(synth_params * p, std::vector<std::string> * warnings, s
     synth_fill_arch_defaults(p, *arch);
     if (!synth_check_heads(p, *arch, error) || !synth_check_chat_template(p, *arch, error)) return false;
     if (!synth_check_pooling(p, *arch, error) || !synth_check_vocab(p, *arch, error, io_error)) return false;
+    if (!synth_check_confident(*p, *arch, error)) return false;
     if (p->out_path.empty()) return fail(error, "no output file given");
     synth_row_warnings(*p, warnings);
     return true;
@@ -224,7 +240,8 @@ bool synth_params_check(synth_params * p, std::vector<std::string> * warnings, s
 bool synth_build_metadata(const synth_params & p, gguf_metadata * md, std::string * error) {
     const std::string a = p.arch;
     md->set("general.architecture", gguf_value::from_string(a));
-    md->set("general.name", gguf_value::from_string("synthetic " + a + " " + std::to_string(p.n_embd) + "x" +
+    md->set("general.name", gguf_value::from_string(std::string(p.confident ? "synthetic confident " : "synthetic ") +
+                                                    a + " " + std::to_string(p.n_embd) + "x" +
                                                     std::to_string(p.n_layer)));
     md->set("general.file_type", gguf_value::from_u32(p.type == GGML_TYPE_F16 ? 1 : 0));
     synth_arch_metadata(p, md);

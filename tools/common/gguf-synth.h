@@ -63,6 +63,17 @@
 // previous one is written (two tensors in memory at most); the file is written as OUT.part and
 // renamed at the end (removed on failure).
 //
+// confident (--confident; an untied output matrix and the built-in vocabulary with merged tokens
+// required): each token predicts one particular next token with nearly all the probability, so
+// that a quantized copy of the model agrees with it (a draft model for speculative decoding can
+// be measured). Token t's embedding row e_t has approximately normal entries of standard
+// deviation 1; next(t) = 256 + (u + s) mod M, M the number of merged tokens, u = t - 256 (t for
+// byte tokens), s about 0.618 M and coprime with M (never a byte or special token; one cycle
+// through the merged tokens); output row j = (16 / n_embd) * the sum of e_t over the tokens with
+// next(t) = j; layer matrices have standard deviation 0.002 (so the residual stream stays near
+// e_t of the current token). The logit of next(t) is then about 16, the others about
+// 16 / sqrt(n_embd) times a standard normal draw. Shapes, types and cost are as without it.
+//
 // Tokenizer of bert (default): WordPiece (tokenizer.ggml.model "bert") with BERT's layout:
 // [PAD] 0, [unused0..98] 1–99, [UNK] 100, [CLS] 101, [SEP] 102, [MASK] 103 (control tokens, named
 // by the padding / unknown / cls / seperator / mask id keys), then every printable ASCII
@@ -107,6 +118,7 @@ struct synth_params {
     float final_softcap = 0.0f;  // gemma2; 0: 30
     bool untied_output = false;  // qwen2 / qwen3 / qwen3moe: an output.weight of its own
     std::string pooling;         // bert: "cls", "mean" or "rank" (cls.* head); "": cls
+    bool confident = false;      // confident predictions instead of random ones (see below)
     uint64_t seed = 0;
     std::string vocab_path;      // "": the built-in byte-level BPE vocabulary
     ggml_type type = GGML_TYPE_F16;  // matrices: F16 or F32

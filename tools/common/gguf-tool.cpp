@@ -18,7 +18,7 @@ constexpr const char * k_usage =
     "                         [--head-dim N] [--n-expert N --n-expert-used N] [--n-ff-exp N]\n"
     "                         [--sliding-window N] [--rope-base F] [--rope-base-swa F]\n"
     "                         [--attn-softcap F] [--final-softcap F] [--untied-output]\n"
-    "                         [--pooling cls|mean|rank] OUT.gguf\n"
+    "                         [--pooling cls|mean|rank] [--confident] OUT.gguf\n"
     "\n"
     "  info     version, alignment, every metadata key (type and value; long arrays abbreviated)\n"
     "           and the tensor table (name, type, shape, offset in the data section, bytes)\n"
@@ -31,6 +31,11 @@ constexpr const char * k_usage =
     "           llama with experts: llama2; --chat-template chatml, llama2, llama3, zephyr, phi3\n"
     "           or gemma picks another), or every tokenizer.* key of --vocab FILE.gguf (--n-vocab\n"
     "           may then be omitted). Progress on stderr.\n"
+    "           --confident: each token predicts one particular next token with nearly all the\n"
+    "           probability (embedding rows random, output rows the embeddings of the tokens that\n"
+    "           predict them, layer matrices 10x smaller), so that a quantized copy agrees with\n"
+    "           the model, as a draft model for speculative decoding would; needs an untied output\n"
+    "           (llama, phi3, --untied-output) and the built-in vocabulary\n"
     "           ARCH and what it takes besides the shape:\n"
     "             llama     untied output; --n-expert/--n-expert-used give Mixtral's layout\n"
     "                       (--n-ff is then the width of one expert); --rope-base (1e4)\n"
@@ -112,7 +117,8 @@ int gguf_tool_main(const std::vector<std::string> & args, std::FILE * out, std::
         {nullptr, "--chat-template"}, {nullptr, "--head-dim"}, {nullptr, "--n-expert"},
         {nullptr, "--n-expert-used"}, {nullptr, "--n-ff-exp"}, {nullptr, "--sliding-window"},
         {nullptr, "--rope-base"}, {nullptr, "--rope-base-swa"}, {nullptr, "--attn-softcap"},
-        {nullptr, "--final-softcap"}, {nullptr, "--untied-output", true}, {nullptr, "--pooling"}};
+        {nullptr, "--final-softcap"}, {nullptr, "--untied-output", true}, {nullptr, "--pooling"},
+        {nullptr, "--confident", true}};
     if (!tool_args_parse(args, specs, &parsed, &error)) return usage_error(err, error);
     if (parsed.help) {
         std::fprintf(out, "%s", k_usage);
