@@ -11,7 +11,7 @@ CMAKE_ARGS ?=
 # Other targets: demo-tensor (the tensor-library demo), bench (the CPU speed table), bench-compare
 # (the same side by side with the reference engine), server-compare (the server side by side with
 # llama-server), bench-kernels, bench-grammar.
-.PHONY: all deps configure build serve demo-tensor test test-release test-asan test-fuzz fuzz bench-models bench bench-compare server-compare bench-kernels bench-grammar gpu-check clean
+.PHONY: all deps configure build serve demo-tensor test test-release test-asan test-fuzz fuzz soak bench-models bench bench-compare server-compare bench-kernels bench-grammar gpu-check clean
 
 all: build
 
@@ -65,6 +65,15 @@ test-fuzz: deps
 
 fuzz: deps
 	JOBS=$(JOBS) FUZZ_TARGETS="$(FUZZ_TARGETS)" bash tests/fuzz/run-fuzz.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
+
+# Soak: SOAK_MINUTES (30) at 16 clients against a fresh daemon on MODEL (default the shipped
+# stories260K), after a 60 s overload at 4x its capacity; RSS, descriptors and metrics sampled
+# every 10 s into $(BUILD)/soak.csv, checks and a summary printed (tools/soak.py).
+SOAK_MINUTES ?= 30
+SOAK_MODEL = $(if $(MODEL),$(MODEL),../shared/testdata/models/stories260K-f32.gguf)
+soak: build
+	python3 tools/soak.py --inferd ./$(BUILD)/server/inferd --model $(SOAK_MODEL) --minutes $(SOAK_MINUTES) \
+		--overload-seconds 60 --csv $(BUILD)/soak.csv -- -t 2
 
 # The CPU speed table (README "Performance"): the TinyLlama-shaped synthetic model (2048 wide,
 # 22 layers, 32 / 4 heads, 5632 FF, 32000 vocab; random weights) in F16, Q8_0 and Q4_K_M,
