@@ -299,6 +299,15 @@ const config_flag k_flags[] = {
          return config_parse_int(v, 1, 256, "1..256", &c.io_threads, e);
      },
      nullptr, [](const server_config & d) { return std::to_string(d.io_threads); }},
+    {"HTTP", "ssl-cert-file", "", "FILE", "INFERD_SSL_CERT_FILE",
+     "serve HTTPS (TLS 1.2+) with this PEM certificate chain; needs --ssl-key-file", true, false, false,
+     config_flag_action::set,
+     [](server_config & c, std::string_view v, std::string * e) { return apply_string_nonempty(&c.ssl_cert_file, v, e); },
+     nullptr, no_default},
+    {"HTTP", "ssl-key-file", "", "FILE", "INFERD_SSL_KEY_FILE",
+     "the PEM private key of --ssl-cert-file", true, false, false, config_flag_action::set,
+     [](server_config & c, std::string_view v, std::string * e) { return apply_string_nonempty(&c.ssl_key_file, v, e); },
+     nullptr, no_default},
     {"HTTP", "max-connections", "", "N", "INFERD_MAX_CONNECTIONS",
      "open connections at most; beyond, a new connection gets 503 with Retry-After and is closed "
      "(0 = the open-file limit less 64)",

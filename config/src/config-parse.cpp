@@ -245,6 +245,11 @@ bool finish(parse_state & st, std::string * err) {
                st.origin_of("batch-size") + ")";
         return false;
     }
+    if (c.ssl_cert_file.empty() != c.ssl_key_file.empty()) {
+        *err = c.ssl_cert_file.empty() ? st.origin_of("ssl-key-file") + ": HTTPS needs --ssl-cert-file as well"
+                                       : st.origin_of("ssl-cert-file") + ": HTTPS needs --ssl-key-file as well";
+        return false;
+    }
     if (c.draft_min > c.draft_max) {
         *err = st.origin_of("draft-min") + ": the minimum draft " + std::to_string(c.draft_min) +
                " is larger than the maximum draft " + std::to_string(c.draft_max) + " (" +

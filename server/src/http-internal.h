@@ -10,7 +10,9 @@
 #include "server/http-server.h"
 
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
+#include <boost/beast/ssl.hpp>
 // GCC 12 with -fsanitize flags a false -Wmaybe-uninitialized in Beast's parser (a
 // boost::optional returned as boost::none, basic_parser.hpp); it is Boost's code, not ours.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -86,6 +88,7 @@ struct server_core {
     std::atomic<size_t> n_open{0};
     std::atomic<size_t> n_in_flight{0};
     size_t max_open = 0;                // the connection limit in force (set by start)
+    net::ssl::context * tls = nullptr;  // HTTPS: the server's TLS context (set by start)
     std::atomic<size_t> n_refusing{0};  // 503 answers to connections over the limit in flight
     std::atomic<uint64_t> n_refused{0};
     std::atomic<int64_t> refused_logged_at{0};  // steady clock, ms: the last warning about refusals
@@ -143,6 +146,43 @@ private:
     std::vector<std::function<void()>> callbacks_;
 };
 
+// The bytes of one connection: plain TCP, or TLS over it. An AsyncStream for Beast's HTTP
+// operations; lowest() is the TCP layer (socket, expiry) either way.
+class session_stream {
+public:
+    using executor_type = net::any_io_executor;
+    session_stream(tcp::socket sock, net::ssl::context * tls) {
+        if (tls) {
+            tls_.emplace(beast::tcp_stream(std::move(sock)), *tls);
+        } else {
+            plain_.emplace(std::move(sock));
+        }
+    }
+    executor_type get_executor() { return lowest().get_executor(); }
+    beast::tcp_stream & lowest() { return tls_ ? beast::get_lowest_layer(*tls_) : *plain_; }
+    beast::ssl_stream<beast::tcp_stream> * tls() { return tls_ ? &*tls_ : nullptr; }
+    template <class Buffers, class Handler>
+    void async_read_some(const Buffers & b, Handler && h) {
+        if (tls_) {
+            tls_->async_read_some(b, std::forward<Handler>(h));
+        } else {
+            plain_->async_read_some(b, std::forward<Handler>(h));
+        }
+    }
+    template <class Buffers, class Handler>
+    void async_write_some(const Buffers & b, Handler && h) {
+        if (tls_) {
+            tls_->async_write_some(b, std::forward<Handler>(h));
+        } else {
+            plain_->async_write_some(b, std::forward<Handler>(h));
+        }
+    }
+
+private:
+    std::optional<beast::tcp_stream> plain_;
+    std::optional<beast::ssl_stream<beast::tcp_stream>> tls_;
+};
+
 class http_session : public std::enable_shared_from_this<http_session> {
 public:
     http_session(server_core & core, tcp::socket sock);
@@ -168,6 +208,7 @@ private:
 
     void wait_for_request(std::chrono::milliseconds timeout);
     void start_wait_read();
+    void on_handshake(beast::error_code ec);
     void on_wait_read(beast::error_code ec, size_t n);
     void arm_timer(std::chrono::milliseconds d);
     void cancel_timer();
@@ -188,7 +229,7 @@ private:
     void log_access(bool aborted);
 
     server_core & core_;
-    beast::tcp_stream stream_;
+    session_stream stream_;
     net::any_io_executor ex_;
     net::steady_timer timer_;
     uint64_t timer_gen_ = 0;

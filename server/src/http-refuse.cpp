@@ -93,11 +93,15 @@ void refuse_connection(server_core & core, tcp::socket sock) {
         try {
             core.opts.on_refused();
         } catch (...) {
+            // a counter that fails does not change the answer
         }
     }
     log_refusals(core);
-    if (core.n_refusing.fetch_add(1) >= k_max_refusing) {
-        --core.n_refusing;
+    // Over TLS a plain answer would be noise to the client: the connection is closed at once.
+    if (core.tls != nullptr || core.n_refusing.fetch_add(1) >= k_max_refusing) {
+        if (core.tls == nullptr) {
+            --core.n_refusing;
+        }
         beast::error_code ignored;
         sock.close(ignored);
         return;

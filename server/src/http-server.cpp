@@ -114,7 +114,10 @@ struct http_server::impl {
     void shutdown(std::chrono::milliseconds drain);
     void post_to_sessions(bool force);
 
+    bool load_tls(std::string * error);
+
     server_core core;  // declared before ioc: sessions destroyed with ioc still use it
+    std::unique_ptr<net::ssl::context> tls;  // HTTPS
     net::io_context ioc;
     tcp::acceptor acceptor;
     net::steady_timer retry_timer;
@@ -139,6 +142,9 @@ bool http_server::impl::start(std::string * error) {
         if (error != nullptr) {
             *error = running ? "already started" : "already shut down";
         }
+        return false;
+    }
+    if (!load_tls(error)) {
         return false;
     }
     beast::error_code ec;
@@ -168,6 +174,31 @@ bool http_server::impl::start(std::string * error) {
         threads.emplace_back([this] { run_thread(); });
     }
     running = true;
+    return true;
+}
+
+bool http_server::impl::load_tls(std::string * error) {
+    const http_server_options & o = core.opts;
+    if (o.tls_cert_file.empty() && o.tls_key_file.empty()) {
+        return true;
+    }
+    std::string what = "the TLS certificate " + o.tls_cert_file;
+    try {
+        tls = std::make_unique<net::ssl::context>(net::ssl::context::tls_server);
+        tls->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                         net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 | net::ssl::context::no_tlsv1_1 |
+                         net::ssl::context::single_dh_use);
+        tls->use_certificate_chain_file(o.tls_cert_file);
+        what = "the TLS private key " + o.tls_key_file;
+        tls->use_private_key_file(o.tls_key_file, net::ssl::context::pem);
+    } catch (const std::exception & e) {
+        if (error != nullptr) {
+            *error = "cannot load " + what + ": " + e.what();
+        }
+        tls.reset();
+        return false;
+    }
+    core.tls = tls.get();
     return true;
 }
 

@@ -154,7 +154,7 @@ void http_session::flush() {
     out_.clear();
     sending_raw_ = out_raw_;
     out_raw_ = 0;
-    stream_.expires_after(core_.opts.write_timeout);
+    stream_.lowest().expires_after(core_.opts.write_timeout);
     net::async_write(stream_, net::buffer(sending_),
                      [self = shared_from_this()](beast::error_code ec, size_t n) { self->on_written(ec, n); });
 }
@@ -185,7 +185,7 @@ void http_session::maybe_finish() {
 }
 
 void http_session::finish_response() {
-    stream_.expires_never();
+    stream_.lowest().expires_never();
     log_access(false);
     phase_ = phase::idle;
     current_.reset();
@@ -206,7 +206,7 @@ void http_session::linger_close() {
     // unread input would reset the connection and could destroy the response in flight.
     lingering_ = true;
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.lowest().socket().shutdown(tcp::socket::shutdown_send, ec);
     if (ec) {
         close();
         return;

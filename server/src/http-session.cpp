@@ -28,13 +28,13 @@ bool is_parse_error(const beast::error_code & ec) {
 }  // namespace
 
 http_session::http_session(server_core & core, tcp::socket sock)
-    : core_(core), stream_(std::move(sock)), ex_(stream_.get_executor()), timer_(ex_) {
+    : core_(core), stream_(std::move(sock), core.tls), ex_(stream_.get_executor()), timer_(ex_) {
     beast::error_code ec;
-    const auto ep = stream_.socket().remote_endpoint(ec);
+    const auto ep = stream_.lowest().socket().remote_endpoint(ec);
     if (!ec) {
         remote_ = ep.address().to_string() + ":" + std::to_string(ep.port());
     }
-    stream_.socket().set_option(tcp::no_delay(true), ec);  // SSE chunks leave at once
+    stream_.lowest().socket().set_option(tcp::no_delay(true), ec);  // SSE chunks leave at once
 }
 
 http_session::~http_session() {
@@ -59,8 +59,26 @@ void http_session::start() {
             self->close();
             return;
         }
+        if (auto * tls = self->stream_.tls()) {  // the handshake first, within the header timeout
+            self->stream_.lowest().expires_after(self->core_.opts.header_timeout);
+            tls->async_handshake(net::ssl::stream_base::server,
+                                 [self](beast::error_code ec) { self->on_handshake(ec); });
+            return;
+        }
         self->wait_for_request(self->core_.opts.header_timeout);
     });
+}
+
+void http_session::on_handshake(beast::error_code ec) {
+    if (closed_) {
+        return;
+    }
+    stream_.lowest().expires_never();
+    if (ec) {
+        close();  // not TLS, a certificate the client refused, or too slow
+        return;
+    }
+    wait_for_request(core_.opts.header_timeout);
 }
 
 void http_session::begin_shutdown() {
@@ -80,8 +98,8 @@ void http_session::close() {
     closed_ = true;
     cancel_timer();
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.close();
+    stream_.lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.lowest().close();
     core_.session_closed(this);
     if (phase_ != phase::idle) {
         if (auto r = current_.lock()) {
@@ -134,9 +152,13 @@ void http_session::start_wait_read() {
         return;
     }
     wait_pending_ = true;
-    stream_.socket().async_read_some(
-        buf_.prepare(k_wait_read_size),
-        [self = shared_from_this()](beast::error_code ec, size_t n) { self->on_wait_read(ec, n); });
+    auto done = [self = shared_from_this()](beast::error_code ec, size_t n) { self->on_wait_read(ec, n); };
+    if (auto * tls = stream_.tls()) {
+        tls->async_read_some(buf_.prepare(k_wait_read_size), std::move(done));
+    } else {
+        // The raw socket: no expiry of the stream applies to this wait (the session's timer does).
+        stream_.lowest().socket().async_read_some(buf_.prepare(k_wait_read_size), std::move(done));
+    }
 }
 
 void http_session::on_wait_read(beast::error_code ec, size_t n) {
@@ -165,7 +187,7 @@ void http_session::read_header() {
     parser_.emplace();
     parser_->header_limit(k_header_limit);
     parser_->body_limit(core_.opts.max_body_size);
-    stream_.expires_after(core_.opts.header_timeout);
+    stream_.lowest().expires_after(core_.opts.header_timeout);
     bhttp::async_read_header(stream_, buf_, *parser_,
                              [self = shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
 }
@@ -185,7 +207,7 @@ void http_session::on_header(beast::error_code ec) {
     const auto & msg = parser_->get();
     const auto expect = msg[bhttp::field::expect];
     if (!parser_->is_done() && beast::iequals(expect, "100-continue")) {
-        stream_.expires_after(core_.opts.write_timeout);
+        stream_.lowest().expires_after(core_.opts.write_timeout);
         net::async_write(stream_, net::buffer(k_continue), [self = shared_from_this()](beast::error_code ec2, size_t) {
             if (ec2) {
                 self->close();
@@ -203,11 +225,11 @@ void http_session::read_body() {
         return;
     }
     if (parser_->is_done()) {
-        stream_.expires_never();
+        stream_.lowest().expires_never();
         handle_request();
         return;
     }
-    stream_.expires_after(core_.opts.body_timeout);
+    stream_.lowest().expires_after(core_.opts.body_timeout);
     bhttp::async_read(stream_, buf_, *parser_,
                       [self = shared_from_this()](beast::error_code ec, size_t) { self->on_body(ec); });
 }
@@ -220,12 +242,12 @@ void http_session::on_body(beast::error_code ec) {
         on_read_error(ec);
         return;
     }
-    stream_.expires_never();
+    stream_.lowest().expires_never();
     handle_request();
 }
 
 void http_session::on_read_error(beast::error_code ec) {
-    stream_.expires_never();
+    stream_.lowest().expires_never();
     if (ec == bhttp::error::body_limit) {
         reject(413, "Request body too large (limit " + std::to_string(core_.opts.max_body_size) + " bytes)",
                "request_too_large");

@@ -54,10 +54,13 @@ bool server_app::start(std::string * error) {
     o.cors_origins = s.cfg.cors_origins;
     o.log_json = s.cfg.log_format == config_log_format::json;
     o.max_connections = size_t(s.cfg.max_connections);
+    o.tls_cert_file = s.cfg.ssl_cert_file;
+    o.tls_key_file = s.cfg.ssl_key_file;
     o.on_refused = [&s] { s.metrics.connection_refused(); };
     s.http = std::make_unique<http_server>(o, s.router, s.log);
     if (!s.http->start(error)) return false;
-    s.log->info("listening on http://{}:{} (model {} loading)", s.cfg.host, s.http->port(), s.cfg.model_path);
+    s.log->info("listening on {}://{}:{} (model {} loading)", s.cfg.ssl_cert_file.empty() ? "http" : "https", s.cfg.host,
+                s.http->port(), s.cfg.model_path);
     s.loader = std::thread([&s] { s.load_model(); });
     return true;
 }

@@ -65,7 +65,7 @@ public:
     // Waits for "listening on http://127.0.0.1:PORT" in the log (the model may still be loading).
     bool wait_listening(std::chrono::seconds limit = std::chrono::seconds(60)) {
         const auto end = std::chrono::steady_clock::now() + limit;
-        const std::regex re("listening on http://127\\.0\\.0\\.1:([0-9]+)");
+        const std::regex re("listening on https?://127\\.0\\.0\\.1:([0-9]+)");
         while (std::chrono::steady_clock::now() < end && port_ == 0) {
             std::smatch m;
             const std::string l = log();

@@ -102,3 +102,44 @@ TEST(openai_client, embeddings_with_openai_and_langchain) {
     const std::string ref = std::filesystem::absolute(dir + "/reference/tiny-bert-f16.cls.emb.json").string();
     run_client_script(dir, "embeddings-test.mjs", "512", "tiny-bert-f16.gguf", {}, ref);
 }
+
+// HTTPS: a self-signed certificate made here with the openssl tool; the openai client trusts it
+// through NODE_EXTRA_CA_CERTS. A plain-HTTP request to the HTTPS port gets no answer and the daemon
+// goes on; a missing key file stops the daemon with a message naming it.
+TEST(openai_client, https_with_a_self_signed_certificate) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    const std::string work = prepare_npm("tls-test.mjs");
+    if (work.empty()) GTEST_SKIP() << "node / npm or the npm packages are not available: skipped";
+    if (!have("openssl")) {
+        if (inferd_running_in_ci()) ADD_FAILURE() << "the openssl tool is required under CI=true";
+        GTEST_SKIP() << "the openssl tool is not available: skipped";
+    }
+    const std::string cert = work + "/tls-cert.pem", key = work + "/tls-key.pem";
+    const std::string make_cert = "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 "
+                                  "-addext subjectAltName=IP:127.0.0.1 -keyout '" + key + "' -out '" + cert +
+                                  "' > '" + work + "/openssl.log' 2>&1";
+    ASSERT_EQ(std::system(make_cert.c_str()), 0) << "openssl req failed (see " << work << "/openssl.log)";
+    inferd_process p({"-m", dir + "/models/tiny-qwen2-q8_0.gguf", "--api-key", "sk-inferd-test", "-c", "512",
+                      "--ssl-cert-file", cert, "--ssl-key-file", key});
+    ASSERT_TRUE(p.wait_listening()) << p.log();
+    EXPECT_NE(p.log().find("listening on https://"), std::string::npos) << p.log();
+    {
+        test_conn plain(p.port(), 5);
+        ASSERT_TRUE(plain.send(test_request("GET", "/health")));
+        auto r = plain.read_response();
+        EXPECT_FALSE(r && r->status == 200);
+    }
+    const std::string cmd = "cd '" + work + "' && NODE_EXTRA_CA_CERTS='" + cert + "' node tls-test.mjs " +
+                            std::to_string(p.port()) + " sk-inferd-test > client.log 2>&1";
+    const int rc = std::system(cmd.c_str());
+    std::ifstream f(std::filesystem::path(work) / "client.log");
+    std::stringstream out;
+    out << f.rdbuf();
+    EXPECT_EQ(rc, 0) << out.str() << "\n" << p.log();
+    EXPECT_EQ(p.terminate(), 0);
+
+    inferd_process bad({"-m", dir + "/models/tiny-qwen2-q8_0.gguf", "--ssl-cert-file", cert, "--ssl-key-file",
+                        work + "/no-such-key.pem"});
+    EXPECT_EQ(bad.wait_exit(), 1);
+    EXPECT_NE(bad.log().find("no-such-key.pem"), std::string::npos) << bad.log();
+}

@@ -85,6 +85,8 @@ struct server_config {
     // HTTP.
     std::string host = "127.0.0.1";  // --host
     int port = 8080;                 // --port: 1..65535, 0 = any free port
+    std::string ssl_cert_file;       // --ssl-cert-file: PEM certificate chain; with the key: HTTPS
+    std::string ssl_key_file;        // --ssl-key-file: PEM private key
     int max_connections = 0;         // --max-connections: open connections at most; 0 = automatic
     int io_threads = 2;              // --io-threads
     size_t max_body_size = size_t{16} << 20;          // --max-body-size (accepts K/M/G suffixes)

@@ -29,6 +29,7 @@
 // (method, path, status, bytes, duration, remote) through the logger; JSON lines when
 // log_json.
 //
+// HTTPS when tls_cert_file / tls_key_file are set (the same protocol inside TLS).
 // Connections beyond max_connections get 503 with Retry-After (then the connection closes),
 // never an exhausted descriptor table.
 // Errors answered here (then the connection closes): 400 malformed request line / headers /
@@ -137,6 +138,9 @@ struct http_server_options {
     // A connection beyond it is accepted, answered 503 with Retry-After and closed, without
     // reading its request; while 64 such answers are in flight, further ones are closed at once.
     size_t max_connections = 0;
+    // HTTPS: a PEM certificate chain and its private key (both, or neither for plain HTTP). The
+    // TLS handshake must finish within header_timeout; TLS 1.2 and 1.3 only.
+    std::string tls_cert_file, tls_key_file;
     std::function<void()> on_refused;  // called (on an I/O thread) for each connection refused
 };
 
@@ -147,7 +151,8 @@ public:
     http_server(const http_server &) = delete;
     http_server & operator=(const http_server &) = delete;
 
-    // Binds, listens and starts the I/O threads. False with *error (address in use, bad host).
+    // Binds, listens and starts the I/O threads. False with *error (address in use, bad host, a
+    // certificate or key that cannot be loaded).
     bool start(std::string * error);
     uint16_t port() const;  // the bound port
     // Stops accepting; responses in flight may finish within drain; then every connection is
