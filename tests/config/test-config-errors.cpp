@@ -63,6 +63,8 @@ TEST(config_errors, ranges) {
 }
 
 TEST(config_errors, between_settings) {
+    expect_error({"--ssl-cert-file", "c.pem"}, {"--ssl-cert-file: HTTPS needs --ssl-key-file as well"});
+    expect_error({"--ssl-key-file", "k.pem"}, {"HTTPS needs --ssl-cert-file as well"});
     expect_error({"-ub", "4096"}, {"-ub: the ubatch size 4096 is larger than the batch size 2048",
                                    "--batch-size (default)"});
     expect_error({"-b", "64"}, {"--ubatch-size (default)", "larger than the batch size 64 (-b)"});

@@ -81,6 +81,10 @@ static std::vector<flag_case> flag_cases() {
         {"port", {"--port", "0"}, [](auto & c) { EXPECT_EQ(c.port, 0); }},
         {"io-threads", {"--io-threads", "4"}, [](auto & c) { EXPECT_EQ(c.io_threads, 4); }},
         {"max-connections", {"--max-connections", "100"}, [](auto & c) { EXPECT_EQ(c.max_connections, 100); }},
+        {"ssl-cert-file", {"--ssl-cert-file", "c.pem", "--ssl-key-file", "k.pem"},
+         [](auto & c) { EXPECT_EQ(c.ssl_cert_file, "c.pem"); }},
+        {"ssl-key-file", {"--ssl-key-file", "k.pem", "--ssl-cert-file", "c.pem"},
+         [](auto & c) { EXPECT_EQ(c.ssl_key_file, "k.pem"); }},
         {"max-body-size", {"--max-body-size", "1MiB"}, [](auto & c) { EXPECT_EQ(c.max_body_size, size_t{1} << 20); }},
         {"header-timeout", {"--header-timeout", "2.5"}, [](auto & c) { EXPECT_EQ(c.header_timeout, 2500ms); }},
         {"idle-timeout", {"--idle-timeout", "5"}, [](auto & c) { EXPECT_EQ(c.idle_timeout, 5s); }},
@@ -181,7 +185,8 @@ TEST(config, every_variable_is_read) {
         {"INFERD_BATCH_SIZE", "700"},       {"INFERD_UBATCH_SIZE", "7"},      {"INFERD_N_GPU_LAYERS", "7"},
         {"INFERD_FLASH_ATTN", "0"},         {"INFERD_CACHE_TYPE_K", "f32"},   {"INFERD_CACHE_TYPE_V", "q8_0"},
         {"INFERD_MAX_QUEUE", "7"},          {"INFERD_HOST", "10.0.0.7"},      {"INFERD_PORT", "7"},
-        {"INFERD_IO_THREADS", "7"},         {"INFERD_MAX_CONNECTIONS", "7"},         {"INFERD_MAX_BODY_SIZE", "7K"},   {"INFERD_HEADER_TIMEOUT", "7"},
+        {"INFERD_IO_THREADS", "7"},         {"INFERD_MAX_CONNECTIONS", "7"},
+        {"INFERD_SSL_CERT_FILE", "c.pem"},  {"INFERD_SSL_KEY_FILE", "k.pem"},         {"INFERD_MAX_BODY_SIZE", "7K"},   {"INFERD_HEADER_TIMEOUT", "7"},
         {"INFERD_IDLE_TIMEOUT", "7"},       {"INFERD_BODY_TIMEOUT", "7"},     {"INFERD_WRITE_TIMEOUT", "7"},       {"INFERD_SHUTDOWN_TIMEOUT", "7"}, {"INFERD_CORS_ORIGIN", "*"},
         {"INFERD_LOG_FORMAT", "json"},      {"INFERD_API_KEY", "k"},          {"INFERD_METRICS_KEY", "m"},
         {"INFERD_MODEL_DRAFT", "d.gguf"},   {"INFERD_DRAFT_MAX", "7"},        {"INFERD_DRAFT_MIN", "7"},
@@ -199,6 +204,8 @@ TEST(config, every_variable_is_read) {
         ASSERT_TRUE(value.count(d.env_name)) << "no test value for " << d.env_name;
         config_env env = {{d.env_name, value[d.env_name]}};
         if (d.env_name != "INFERD_MODEL") env["INFERD_MODEL"] = "model.gguf";
+        if (d.env_name == "INFERD_SSL_CERT_FILE") env["INFERD_SSL_KEY_FILE"] = "k.pem";  // needed together
+        if (d.env_name == "INFERD_SSL_KEY_FILE") env["INFERD_SSL_CERT_FILE"] = "c.pem";
         config_parsed p = config_run({}, env);
         ASSERT_EQ(p.status, config_status::ok) << p.text;
         bool changed = p.cfg.model_path != base.model_path || p.cfg.alias != base.alias ||
@@ -216,7 +223,8 @@ TEST(config, every_variable_is_read) {
                        p.cfg.model_draft != base.model_draft || p.cfg.draft_max != base.draft_max ||
                        p.cfg.draft_min != base.draft_min || p.cfg.draft_p_min != base.draft_p_min ||
                        p.cfg.spec_ngram != base.spec_ngram ||
-                       p.cfg.io_threads != base.io_threads || p.cfg.max_connections != base.max_connections || p.cfg.max_body_size != base.max_body_size ||
+                       p.cfg.io_threads != base.io_threads || p.cfg.max_connections != base.max_connections ||
+                       p.cfg.ssl_cert_file != base.ssl_cert_file || p.cfg.ssl_key_file != base.ssl_key_file || p.cfg.max_body_size != base.max_body_size ||
                        p.cfg.header_timeout != base.header_timeout || p.cfg.idle_timeout != base.idle_timeout ||
                        p.cfg.body_timeout != base.body_timeout || p.cfg.write_timeout != base.write_timeout ||
                        p.cfg.shutdown_timeout != base.shutdown_timeout || p.cfg.cors_origins != base.cors_origins ||
