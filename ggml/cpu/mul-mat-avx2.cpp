@@ -297,25 +297,43 @@ void gemm(const ggml_mul_mat_gemm_args & g) {
     }
 }
 
-}  // namespace
-
-extern const ggml_mul_mat_kernels ggml_mul_mat_kernels_avx2 = {
-    /*name*/ "avx2",
-    /*dot_vec_type*/ {GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, GGML_MUL_MAT_QUANT_VEC_TYPES},
-    /*dot*/ {dot_rows<load_f32>, dot_rows<load_f16>, dot_rows<load_bf16>,
-            GGML_MUL_MAT_LEGACY_DOTS(avx2), GGML_MUL_MAT_K_DOTS(avx2), GGML_MUL_MAT_IQ_DOTS(avx2)},
-    /*dot_vec_from_f32*/ {nullptr, nullptr, nullptr,
-                          GGML_MUL_MAT_QUANT_ACT(ggml_quantize_row_q8_0_avx2, ggml_quantize_row_q8_1_avx2,
-                                                 ggml_quantize_row_q8_K_avx2)},
-    /*gemm_vec_type*/ {GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, GGML_MUL_MAT_QUANT_F32},
-    /*gemm_kpair*/ {1, 1, 1, GGML_MUL_MAT_QUANT_ZERO},
-    /*gemm*/ {gemm<load_f32>, gemm<load_f16>, gemm<load_bf16>, GGML_MUL_MAT_QUANT_NONE},
-    /*gemm_pack*/ pack_b,
-    /*gemm_nr*/ k_nr,
-    /*gemm_mc*/ k_mc,
-    /*gemm_scratch*/ size_t(k_mc) * size_t(k_kc) * sizeof(float),
+// F32, F16 and BF16 weights: dot kernels and the F32 GEMM; the quantized types: dot kernels
+// only (they tile rows x columns themselves).
+constexpr ggml_mul_mat_kernels make_kernels() {
+    ggml_mul_mat_kernels t;
+    t.name = "avx2";
+    t.set(GGML_TYPE_F32, {.dot = dot_rows<load_f32>, .gemm = gemm<load_f32>});
+    t.set(GGML_TYPE_F16, {.dot = dot_rows<load_f16>, .gemm = gemm<load_f16>});
+    t.set(GGML_TYPE_BF16, {.dot = dot_rows<load_bf16>, .gemm = gemm<load_bf16>});
+    ggml_mul_mat_set_quant(t, {
+        .q4_0 = ggml_dot_q4_0_q8_0_avx2,
+        .q4_1 = ggml_dot_q4_1_q8_1_avx2,
+        .q5_0 = ggml_dot_q5_0_q8_0_avx2,
+        .q5_1 = ggml_dot_q5_1_q8_1_avx2,
+        .q8_0 = ggml_dot_q8_0_q8_0_avx2,
+        .q2_K = ggml_dot_q2_K_q8_K_avx2,
+        .q3_K = ggml_dot_q3_K_q8_K_avx2,
+        .q4_K = ggml_dot_q4_K_q8_K_avx2,
+        .q5_K = ggml_dot_q5_K_q8_K_avx2,
+        .q6_K = ggml_dot_q6_K_q8_K_avx2,
+        .iq4_nl = ggml_dot_iq4_nl_q8_0_avx2,
+        .iq4_xs = ggml_dot_iq4_xs_q8_K_avx2,
+        .mxfp4 = ggml_dot_mxfp4_q8_0_avx2,
+        .act_q8_0 = ggml_quantize_row_q8_0_avx2,
+        .act_q8_1 = ggml_quantize_row_q8_1_avx2,
+        .act_q8_K = ggml_quantize_row_q8_K_avx2,
+    });
+    t.gemm_pack = pack_b;
+    t.gemm_nr = k_nr;
+    t.gemm_mc = k_mc;
+    t.gemm_scratch = size_t(k_mc) * size_t(k_kc) * sizeof(float);
     // the GEMM converts each job's rows of a into F32 panels once: with fewer columns the dot
     // kernel (4 rows x 4 columns per tile, the rows reread from L1) does less work per column
     // (measured on F32, F16 and BF16 weights 4096 x 4096: dot faster up to 32 columns).
-    /*gemm_min_n*/ 64,
-};
+    t.gemm_min_n = 64;
+    return t;
+}
+
+}  // namespace
+
+constinit const ggml_mul_mat_kernels ggml_mul_mat_kernels_avx2 = make_kernels();
