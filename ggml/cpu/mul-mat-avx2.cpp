@@ -1,9 +1,11 @@
-// MUL_MAT kernels with AVX2 + FMA + F16C: dot kernels for mat-vec and few columns, and a
-// packed GEMM (16 x 6 register tile) for mat-mat. See mul-mat.h for the contracts.
+// MUL_MAT kernels with AVX2 + FMA + F16C: dot kernels for mat-vec and few columns (those of
+// mul-mat-dot-simd.h at 8 lanes), and a packed GEMM (16 x 6 register tile) for mat-mat. See
+// mul-mat.h for the contracts.
 //
 // Every weight type works in F32: F16 widened with vcvtph2ps, BF16 by a 16-bit shift; the
 // activations stay F32.
 #include "mul-mat.h"
+#include "mul-mat-dot-simd.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -22,9 +24,7 @@ constexpr int k_mr = 16;        // rows of a per register tile (two vectors)
 constexpr int k_nr = 6;         // columns per register tile (= B panel width)
 constexpr int64_t k_mc = 64;    // rows of a per job
 constexpr int64_t k_kc = 256;   // k per packed block
-// Bytes ahead in a weight row that the dot kernels prefetch (one row / 4 interleaved rows).
-constexpr int64_t k_prefetch_1 = 4096, k_prefetch_4 = 2048;
-constexpr int64_t k_dot_cols = 2;
+constexpr int64_t k_dot_cols = 2;  // most columns per dot block
 
 inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -66,99 +66,10 @@ struct load_bf16 {
     }
 };
 
-float hsum(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-// ---- dot kernels ----
-
-// R weight rows against C columns, U steps of 8 k unrolled for U * R * C independent
-// accumulators, and a software prefetch ahead in each row. Mat-vec (C = 1) takes one row at a
-// time up to k_dot_long_k (one sequential stream per thread reads memory fastest); with more
-// columns or longer rows 4 rows share each load of b. See mul-mat-avx512.cpp.
-template <typename W, int R, int C>
-void dot_block(int64_t k, const char * a, size_t lda, const char * b, size_t ldb, float * y, int64_t ldy) {
-    constexpr int U = R * C >= 4 ? 1 : 4 / (R * C);
-    constexpr int64_t step = 8 * U;
-    __m256 acc[U][R][C];
-#pragma GCC unroll 16
-    for (int u = 0; u < U; ++u)
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r)
-#pragma GCC unroll 16
-            for (int c = 0; c < C; ++c) acc[u][r][c] = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + step <= k; i += step) {
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 16
-            for (int64_t off = 0; off < step * W::size; off += 64) {
-                _mm_prefetch(a + r * lda + i * W::size + (R == 1 ? k_prefetch_1 : k_prefetch_4) + off, _MM_HINT_T0);
-            }
-        }
-#pragma GCC unroll 16
-        for (int u = 0; u < U; ++u) {
-            __m256 bv[C];
-#pragma GCC unroll 16
-            for (int c = 0; c < C; ++c) bv[c] = load_f32::full(b + c * ldb, i + 8 * u);
-#pragma GCC unroll 16
-            for (int r = 0; r < R; ++r) {
-                const __m256 av = W::full(a + r * lda, i + 8 * u);
-#pragma GCC unroll 16
-                for (int c = 0; c < C; ++c) acc[u][r][c] = _mm256_fmadd_ps(av, bv[c], acc[u][r][c]);
-            }
-        }
-    }
-    for (; i < k; i += 8) {
-        const int64_t n = k - i;
-        __m256 bv[C];
-#pragma GCC unroll 16
-        for (int c = 0; c < C; ++c) bv[c] = n >= 8 ? load_f32::full(b + c * ldb, i) : load_f32::part(b + c * ldb, i, n);
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) {
-            const __m256 av = n >= 8 ? W::full(a + r * lda, i) : W::part(a + r * lda, i, n);
-#pragma GCC unroll 16
-            for (int c = 0; c < C; ++c) acc[0][r][c] = _mm256_fmadd_ps(av, bv[c], acc[0][r][c]);
-        }
-    }
-#pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 16
-        for (int c = 0; c < C; ++c) {
-            __m256 s = acc[0][r][c];
-#pragma GCC unroll 16
-            for (int u = 1; u < U; ++u) s = _mm256_add_ps(s, acc[u][r][c]);
-            y[c * ldy + r] = hsum(s);
-        }
-    }
-}
-
-using dot_block_fn = void (*)(int64_t, const char *, size_t, const char *, size_t, float *, int64_t);
-
-// Past this k a column of F32 activations (> 32 KiB) no longer stays in L1 next to the weight
-// stream, and 4 rows sharing each load of it beat the single stream (measured: k = 8192 one
-// row is faster, k = 11008 and 14336 four rows are).
-constexpr int64_t k_dot_long_k = 8192;
+// ---- dot kernels: mul-mat-dot-simd.h at 8 lanes, columns in blocks of up to k_dot_cols ----
 
 template <typename W>
-void dot_rows(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc, float * y,
-              int64_t ldy) {
-    static constexpr dot_block_fn rows4[k_dot_cols] = {dot_block<W, 4, 1>, dot_block<W, 4, 2>};
-    static constexpr dot_block_fn rows1[k_dot_cols] = {dot_block<W, 1, 1>, dot_block<W, 1, 2>};
-    const char * pa = static_cast<const char *>(a);
-    const char * pb = static_cast<const char *>(b);
-    for (int64_t r = 0; r < nr;) {
-        const bool four = (nc > 1 || k > k_dot_long_k) && nr - r >= 4;
-        for (int64_t c = 0; c < nc; c += k_dot_cols) {
-            const int64_t cn = min64(k_dot_cols, nc - c);
-            (four ? rows4 : rows1)[cn - 1](k, pa + r * lda, lda, pb + c * ldb, ldb, y + c * ldy + r, ldy);
-        }
-        r += four ? 4 : 1;
-    }
-}
+constexpr ggml_mul_mat_dot_fn dot_rows = mul_mat_dot::dot_rows<simd_avx2, W, load_f32, k_dot_cols>;
 
 // ---- packing of a: transposed 8 x 8 blocks ----
 

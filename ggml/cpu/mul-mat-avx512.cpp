@@ -1,10 +1,12 @@
-// MUL_MAT kernels with AVX-512 (F, BW, VL, BF16): dot kernels for mat-vec and few columns,
-// and a packed GEMM (32 x 12 register tile) for mat-mat. See mul-mat.h for the contracts.
+// MUL_MAT kernels with AVX-512 (F, BW, VL, BF16): dot kernels for mat-vec and few columns (those
+// of mul-mat-dot-simd.h at 16 lanes), and a packed GEMM (32 x 12 register tile) for mat-mat. See
+// mul-mat.h for the contracts.
 //
 // The dot kernels (memory-bound) keep the activations in F32 and widen the weights in registers
 // (vcvtph2ps for F16, a 16-bit shift for BF16). The GEMM works in F32 for F32 and F16 weights
 // and with vdpbf16ps on BF16 activations (pairs of k per 32-bit lane) for BF16 weights.
 #include "mul-mat.h"
+#include "mul-mat-dot-simd.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -25,10 +27,7 @@ constexpr int64_t k_mc = 128;   // rows of a per job
 // k per packed block (even: BF16 packs pairs): a 32 x 192 F32 panel of a (24 KiB) and a 192 x 12
 // slice of b (9 KiB) stay in L1 while a tile runs (measured: 256 was ~15% slower for F32).
 constexpr int64_t k_kc = 192;
-// Bytes ahead in a weight row that the dot kernels prefetch: one row at a time (mat-vec)
-// or 4 interleaved rows (measured best on the reference machine).
-constexpr int64_t k_prefetch_1 = 4096, k_prefetch_4 = 2048;
-constexpr int64_t k_dot_cols = 4;
+constexpr int64_t k_dot_cols = 4;  // most columns per dot block
 
 inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 // Lanes [0, n) set (n clamped to [0, lanes]).
@@ -71,96 +70,10 @@ struct load_bf16 {
     }
 };
 
-// ---- dot kernels ----
-
-// R weight rows against C columns of activations, U steps of 16 k unrolled so that U * R * C
-// independent accumulators hide the FMA latency, and a software prefetch k_prefetch_R bytes
-// ahead in each row (running on into the next rows of a contiguous matrix). Mat-vec (C = 1)
-// takes one row at a time up to k_dot_long_k: a single sequential stream per thread reads
-// memory markedly faster here than several interleaved row streams. With more columns (or
-// longer rows) 4 rows share each load of b.
-template <typename W, int R, int C>
-void dot_block(int64_t k, const char * a, size_t lda, const char * b, size_t ldb, float * y, int64_t ldy) {
-    constexpr int U = R * C >= 4 ? 1 : 4 / (R * C);
-    constexpr int64_t step = 16 * U;
-    __m512 acc[U][R][C];
-#pragma GCC unroll 16
-    for (int u = 0; u < U; ++u)
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r)
-#pragma GCC unroll 16
-            for (int c = 0; c < C; ++c) acc[u][r][c] = _mm512_setzero_ps();
-    int64_t i = 0;
-    for (; i + step <= k; i += step) {
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 16
-            for (int64_t off = 0; off < step * W::size; off += 64) {
-                _mm_prefetch(a + r * lda + i * W::size + (R == 1 ? k_prefetch_1 : k_prefetch_4) + off, _MM_HINT_T0);
-            }
-        }
-#pragma GCC unroll 16
-        for (int u = 0; u < U; ++u) {
-            __m512 bv[C];
-#pragma GCC unroll 16
-            for (int c = 0; c < C; ++c) bv[c] = load_f32::full(b + c * ldb, i + 16 * u);
-#pragma GCC unroll 16
-            for (int r = 0; r < R; ++r) {
-                const __m512 av = W::full(a + r * lda, i + 16 * u);
-#pragma GCC unroll 16
-                for (int c = 0; c < C; ++c) acc[u][r][c] = _mm512_fmadd_ps(av, bv[c], acc[u][r][c]);
-            }
-        }
-    }
-    for (; i < k; i += 16) {
-        const int64_t n = k - i;
-        __m512 bv[C];
-#pragma GCC unroll 16
-        for (int c = 0; c < C; ++c) bv[c] = n >= 16 ? load_f32::full(b + c * ldb, i) : load_f32::part(b + c * ldb, i, n);
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) {
-            const __m512 av = n >= 16 ? W::full(a + r * lda, i) : W::part(a + r * lda, i, n);
-#pragma GCC unroll 16
-            for (int c = 0; c < C; ++c) acc[0][r][c] = _mm512_fmadd_ps(av, bv[c], acc[0][r][c]);
-        }
-    }
-#pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 16
-        for (int c = 0; c < C; ++c) {
-            __m512 s = acc[0][r][c];
-#pragma GCC unroll 16
-            for (int u = 1; u < U; ++u) s = _mm512_add_ps(s, acc[u][r][c]);
-            y[c * ldy + r] = _mm512_reduce_add_ps(s);
-        }
-    }
-}
-
-using dot_block_fn = void (*)(int64_t, const char *, size_t, const char *, size_t, float *, int64_t);
-
-// Past this k a column of F32 activations (> 32 KiB) no longer stays in L1 next to the weight
-// stream, and 4 rows sharing each load of it beat the single stream (measured: k = 8192 one
-// row is faster, k = 11008 and 14336 four rows are).
-constexpr int64_t k_dot_long_k = 8192;
+// ---- dot kernels: mul-mat-dot-simd.h at 16 lanes, columns in blocks of up to k_dot_cols ----
 
 template <typename W>
-void dot_rows(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc, float * y,
-              int64_t ldy) {
-    static constexpr dot_block_fn rows4[k_dot_cols] = {dot_block<W, 4, 1>, dot_block<W, 4, 2>, dot_block<W, 4, 3>,
-                                                       dot_block<W, 4, 4>};
-    static constexpr dot_block_fn rows1[k_dot_cols] = {dot_block<W, 1, 1>, dot_block<W, 1, 2>, dot_block<W, 1, 3>,
-                                                       dot_block<W, 1, 4>};
-    const char * pa = static_cast<const char *>(a);
-    const char * pb = static_cast<const char *>(b);
-    for (int64_t r = 0; r < nr;) {
-        const bool four = (nc > 1 || k > k_dot_long_k) && nr - r >= 4;
-        for (int64_t c = 0; c < nc; c += k_dot_cols) {
-            const int64_t cn = min64(k_dot_cols, nc - c);
-            (four ? rows4 : rows1)[cn - 1](k, pa + r * lda, lda, pb + c * ldb, ldb, y + c * ldy + r, ldy);
-        }
-        r += four ? 4 : 1;
-    }
-}
+constexpr ggml_mul_mat_dot_fn dot_rows = mul_mat_dot::dot_rows<simd_avx512, W, load_f32, k_dot_cols>;
 
 inline __m512bh as_bh(__m512i v) { return (__m512bh) v; }
 

@@ -41,6 +41,7 @@ struct simd_avx2 {
     static vf add(vf a, vf b) { return _mm256_add_ps(a, b); }
     static vf sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
     static vf mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+    static vf fmadd(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }  // a * b + c
     static vf sign_or_one(vf v) {  // +1 or -1 with the sign bit of v
         return _mm256_or_ps(_mm256_and_ps(v, _mm256_set1_ps(-0.0f)), _mm256_set1_ps(1.0f));
     }
@@ -51,6 +52,12 @@ struct simd_avx2 {
     }
     // Bit l set where lane l of a equals lane l of b (ordered).
     static unsigned eq_bits(vf a, vf b) { return unsigned(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_EQ_OQ))); }
+    static float reduce_add(vf v) {
+        __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+        s = _mm_add_ss(s, _mm_movehdup_ps(s));
+        return _mm_cvtss_f32(s);
+    }
     static float reduce_max(vf v) {
         __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
         m = _mm_max_ps(m, _mm_movehl_ps(m, m));
@@ -94,6 +101,7 @@ struct simd_avx512 {
     static vf add(vf a, vf b) { return _mm512_add_ps(a, b); }
     static vf sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
     static vf mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+    static vf fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }  // a * b + c
     static vf sign_or_one(vf v) {  // +1 or -1 with the sign bit of v
         return _mm512_or_ps(_mm512_and_ps(v, _mm512_set1_ps(-0.0f)), _mm512_set1_ps(1.0f));
     }
@@ -104,6 +112,7 @@ struct simd_avx512 {
     }
     // Bit l set where lane l of a equals lane l of b (ordered).
     static unsigned eq_bits(vf a, vf b) { return unsigned(_mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)); }
+    static float reduce_add(vf v) { return _mm512_reduce_add_ps(v); }
     static float reduce_max(vf v) { return _mm512_reduce_max_ps(v); }
 
     static vi set1_i32(int32_t v) { return _mm512_set1_epi32(v); }
