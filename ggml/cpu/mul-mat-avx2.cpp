@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <cstring>
 // GCC 12's intrinsic headers self-initialise undefined vectors, which -Wuninitialized
-// reports wherever they are inlined (GCC bug 105593); silence it for them only.
+// reports wherever they are inlined; silence it for them only.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <cstring>
 // GCC 12's intrinsic headers self-initialise undefined vectors (`__m512 __Y = __Y;`), which
-// -Wuninitialized reports wherever they are inlined (GCC bug 105593); silence it for them only.
+// -Wuninitialized reports wherever they are inlined; silence it for them only.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
