@@ -7,7 +7,8 @@
 //   e.dot(k, a, lda, n_rows, b, ldb, n_cols, y, ldy);
 //   // quantized weights: the activations quantized into the partner type first
 //   const ggml_mul_mat_type_kernels & q = kt.of(GGML_TYPE_Q4_0);
-//   q.dot_vec_from_f32(x, q8_row, k);                               // F32 -> Q8_0 blocks
+//   q.dot_vec_from_f32(x, q8_row, k);   // F32 -> Q8_0 blocks (nullptr: the traits' quantizer,
+//                                       // see ggml_mul_mat_from_f32 in mul-mat-plan.h)
 //   q.dot(k, a, lda, n_rows, q8_rows, q8_ldb, n_cols, y, ldy);      // nr x nc tiles inside
 //   // mat-mat: activations packed into panels (see "B panels" below), then per job
 //   ggml_mul_mat_gemm_args g = …; e.gemm(g);
