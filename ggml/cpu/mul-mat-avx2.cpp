@@ -1,15 +1,17 @@
-// MUL_MAT kernels with AVX2 + FMA + F16C: dot kernels for mat-vec and few columns, and a
-// packed GEMM (16 x 6 register tile) for mat-mat. See mul-mat.h for the contracts.
+// MUL_MAT kernels with AVX2 + FMA + F16C: dot kernels for mat-vec and few columns (those of
+// mul-mat-dot-simd.h at 8 lanes), and a packed GEMM (16 x 6 register tile) for mat-mat. See
+// mul-mat.h for the contracts.
 //
 // Every weight type works in F32: F16 widened with vcvtph2ps, BF16 by a 16-bit shift; the
 // activations stay F32.
 #include "mul-mat.h"
+#include "mul-mat-dot-simd.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 // GCC 12's intrinsic headers self-initialise undefined vectors, which -Wuninitialized
-// reports wherever they are inlined (GCC bug 105593); silence it for them only.
+// reports wherever they are inlined; silence it for them only.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -22,9 +24,7 @@ constexpr int k_mr = 16;        // rows of a per register tile (two vectors)
 constexpr int k_nr = 6;         // columns per register tile (= B panel width)
 constexpr int64_t k_mc = 64;    // rows of a per job
 constexpr int64_t k_kc = 256;   // k per packed block
-// Bytes ahead in a weight row that the dot kernels prefetch (one row / 4 interleaved rows).
-constexpr int64_t k_prefetch_1 = 4096, k_prefetch_4 = 2048;
-constexpr int64_t k_dot_cols = 2;
+constexpr int64_t k_dot_cols = 2;  // most columns per dot block
 
 inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -66,99 +66,10 @@ struct load_bf16 {
     }
 };
 
-float hsum(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-// ---- dot kernels ----
-
-// R weight rows against C columns, U steps of 8 k unrolled for U * R * C independent
-// accumulators, and a software prefetch ahead in each row. Mat-vec (C = 1) takes one row at a
-// time up to k_dot_long_k (one sequential stream per thread reads memory fastest); with more
-// columns or longer rows 4 rows share each load of b. See mul-mat-avx512.cpp.
-template <typename W, int R, int C>
-void dot_block(int64_t k, const char * a, size_t lda, const char * b, size_t ldb, float * y, int64_t ldy) {
-    constexpr int U = R * C >= 4 ? 1 : 4 / (R * C);
-    constexpr int64_t step = 8 * U;
-    __m256 acc[U][R][C];
-#pragma GCC unroll 16
-    for (int u = 0; u < U; ++u)
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r)
-#pragma GCC unroll 16
-            for (int c = 0; c < C; ++c) acc[u][r][c] = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + step <= k; i += step) {
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 16
-            for (int64_t off = 0; off < step * W::size; off += 64) {
-                _mm_prefetch(a + r * lda + i * W::size + (R == 1 ? k_prefetch_1 : k_prefetch_4) + off, _MM_HINT_T0);
-            }
-        }
-#pragma GCC unroll 16
-        for (int u = 0; u < U; ++u) {
-            __m256 bv[C];
-#pragma GCC unroll 16
-            for (int c = 0; c < C; ++c) bv[c] = load_f32::full(b + c * ldb, i + 8 * u);
-#pragma GCC unroll 16
-            for (int r = 0; r < R; ++r) {
-                const __m256 av = W::full(a + r * lda, i + 8 * u);
-#pragma GCC unroll 16
-                for (int c = 0; c < C; ++c) acc[u][r][c] = _mm256_fmadd_ps(av, bv[c], acc[u][r][c]);
-            }
-        }
-    }
-    for (; i < k; i += 8) {
-        const int64_t n = k - i;
-        __m256 bv[C];
-#pragma GCC unroll 16
-        for (int c = 0; c < C; ++c) bv[c] = n >= 8 ? load_f32::full(b + c * ldb, i) : load_f32::part(b + c * ldb, i, n);
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) {
-            const __m256 av = n >= 8 ? W::full(a + r * lda, i) : W::part(a + r * lda, i, n);
-#pragma GCC unroll 16
-            for (int c = 0; c < C; ++c) acc[0][r][c] = _mm256_fmadd_ps(av, bv[c], acc[0][r][c]);
-        }
-    }
-#pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 16
-        for (int c = 0; c < C; ++c) {
-            __m256 s = acc[0][r][c];
-#pragma GCC unroll 16
-            for (int u = 1; u < U; ++u) s = _mm256_add_ps(s, acc[u][r][c]);
-            y[c * ldy + r] = hsum(s);
-        }
-    }
-}
-
-using dot_block_fn = void (*)(int64_t, const char *, size_t, const char *, size_t, float *, int64_t);
-
-// Past this k a column of F32 activations (> 32 KiB) no longer stays in L1 next to the weight
-// stream, and 4 rows sharing each load of it beat the single stream (measured: k = 8192 one
-// row is faster, k = 11008 and 14336 four rows are).
-constexpr int64_t k_dot_long_k = 8192;
+// ---- dot kernels: mul-mat-dot-simd.h at 8 lanes, columns in blocks of up to k_dot_cols ----
 
 template <typename W>
-void dot_rows(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc, float * y,
-              int64_t ldy) {
-    static constexpr dot_block_fn rows4[k_dot_cols] = {dot_block<W, 4, 1>, dot_block<W, 4, 2>};
-    static constexpr dot_block_fn rows1[k_dot_cols] = {dot_block<W, 1, 1>, dot_block<W, 1, 2>};
-    const char * pa = static_cast<const char *>(a);
-    const char * pb = static_cast<const char *>(b);
-    for (int64_t r = 0; r < nr;) {
-        const bool four = (nc > 1 || k > k_dot_long_k) && nr - r >= 4;
-        for (int64_t c = 0; c < nc; c += k_dot_cols) {
-            const int64_t cn = min64(k_dot_cols, nc - c);
-            (four ? rows4 : rows1)[cn - 1](k, pa + r * lda, lda, pb + c * ldb, ldb, y + c * ldy + r, ldy);
-        }
-        r += four ? 4 : 1;
-    }
-}
+constexpr ggml_mul_mat_dot_fn dot_rows = mul_mat_dot::dot_rows<simd_avx2, W, load_f32, k_dot_cols>;
 
 // ---- packing of a: transposed 8 x 8 blocks ----
 
@@ -297,25 +208,43 @@ void gemm(const ggml_mul_mat_gemm_args & g) {
     }
 }
 
-}  // namespace
-
-extern const ggml_mul_mat_kernels ggml_mul_mat_kernels_avx2 = {
-    /*name*/ "avx2",
-    /*dot_vec_type*/ {GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, GGML_MUL_MAT_QUANT_VEC_TYPES},
-    /*dot*/ {dot_rows<load_f32>, dot_rows<load_f16>, dot_rows<load_bf16>,
-            GGML_MUL_MAT_LEGACY_DOTS(avx2), GGML_MUL_MAT_K_DOTS(avx2), GGML_MUL_MAT_IQ_DOTS(avx2)},
-    /*dot_vec_from_f32*/ {nullptr, nullptr, nullptr,
-                          GGML_MUL_MAT_QUANT_ACT(ggml_quantize_row_q8_0_avx2, ggml_quantize_row_q8_1_avx2,
-                                                 ggml_quantize_row_q8_K_avx2)},
-    /*gemm_vec_type*/ {GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, GGML_MUL_MAT_QUANT_F32},
-    /*gemm_kpair*/ {1, 1, 1, GGML_MUL_MAT_QUANT_ZERO},
-    /*gemm*/ {gemm<load_f32>, gemm<load_f16>, gemm<load_bf16>, GGML_MUL_MAT_QUANT_NONE},
-    /*gemm_pack*/ pack_b,
-    /*gemm_nr*/ k_nr,
-    /*gemm_mc*/ k_mc,
-    /*gemm_scratch*/ size_t(k_mc) * size_t(k_kc) * sizeof(float),
+// F32, F16 and BF16 weights: dot kernels and the F32 GEMM; the quantized types: dot kernels
+// only (they tile rows x columns themselves).
+constexpr ggml_mul_mat_kernels make_kernels() {
+    ggml_mul_mat_kernels t;
+    t.name = "avx2";
+    t.set(GGML_TYPE_F32, {.dot = dot_rows<load_f32>, .gemm = gemm<load_f32>});
+    t.set(GGML_TYPE_F16, {.dot = dot_rows<load_f16>, .gemm = gemm<load_f16>});
+    t.set(GGML_TYPE_BF16, {.dot = dot_rows<load_bf16>, .gemm = gemm<load_bf16>});
+    ggml_mul_mat_set_quant(t, {
+        .q4_0 = ggml_dot_q4_0_q8_0_avx2,
+        .q4_1 = ggml_dot_q4_1_q8_1_avx2,
+        .q5_0 = ggml_dot_q5_0_q8_0_avx2,
+        .q5_1 = ggml_dot_q5_1_q8_1_avx2,
+        .q8_0 = ggml_dot_q8_0_q8_0_avx2,
+        .q2_K = ggml_dot_q2_K_q8_K_avx2,
+        .q3_K = ggml_dot_q3_K_q8_K_avx2,
+        .q4_K = ggml_dot_q4_K_q8_K_avx2,
+        .q5_K = ggml_dot_q5_K_q8_K_avx2,
+        .q6_K = ggml_dot_q6_K_q8_K_avx2,
+        .iq4_nl = ggml_dot_iq4_nl_q8_0_avx2,
+        .iq4_xs = ggml_dot_iq4_xs_q8_K_avx2,
+        .mxfp4 = ggml_dot_mxfp4_q8_0_avx2,
+        .act_q8_0 = ggml_quantize_row_q8_0_avx2,
+        .act_q8_1 = ggml_quantize_row_q8_1_avx2,
+        .act_q8_K = ggml_quantize_row_q8_K_avx2,
+    });
+    t.gemm_pack = pack_b;
+    t.gemm_nr = k_nr;
+    t.gemm_mc = k_mc;
+    t.gemm_scratch = size_t(k_mc) * size_t(k_kc) * sizeof(float);
     // the GEMM converts each job's rows of a into F32 panels once: with fewer columns the dot
     // kernel (4 rows x 4 columns per tile, the rows reread from L1) does less work per column
     // (measured on F32, F16 and BF16 weights 4096 x 4096: dot faster up to 32 columns).
-    /*gemm_min_n*/ 64,
-};
+    t.gemm_min_n = 64;
+    return t;
+}
+
+}  // namespace
+
+constinit const ggml_mul_mat_kernels ggml_mul_mat_kernels_avx2 = make_kernels();

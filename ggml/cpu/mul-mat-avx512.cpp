@@ -1,16 +1,18 @@
-// MUL_MAT kernels with AVX-512 (F, BW, VL, BF16): dot kernels for mat-vec and few columns,
-// and a packed GEMM (32 x 12 register tile) for mat-mat. See mul-mat.h for the contracts.
+// MUL_MAT kernels with AVX-512 (F, BW, VL, BF16): dot kernels for mat-vec and few columns (those
+// of mul-mat-dot-simd.h at 16 lanes), and a packed GEMM (32 x 12 register tile) for mat-mat. See
+// mul-mat.h for the contracts.
 //
 // The dot kernels (memory-bound) keep the activations in F32 and widen the weights in registers
 // (vcvtph2ps for F16, a 16-bit shift for BF16). The GEMM works in F32 for F32 and F16 weights
 // and with vdpbf16ps on BF16 activations (pairs of k per 32-bit lane) for BF16 weights.
 #include "mul-mat.h"
+#include "mul-mat-dot-simd.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 // GCC 12's intrinsic headers self-initialise undefined vectors (`__m512 __Y = __Y;`), which
-// -Wuninitialized reports wherever they are inlined (GCC bug 105593); silence it for them only.
+// -Wuninitialized reports wherever they are inlined; silence it for them only.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -25,10 +27,7 @@ constexpr int64_t k_mc = 128;   // rows of a per job
 // k per packed block (even: BF16 packs pairs): a 32 x 192 F32 panel of a (24 KiB) and a 192 x 12
 // slice of b (9 KiB) stay in L1 while a tile runs (measured: 256 was ~15% slower for F32).
 constexpr int64_t k_kc = 192;
-// Bytes ahead in a weight row that the dot kernels prefetch: one row at a time (mat-vec)
-// or 4 interleaved rows (measured best on the reference machine).
-constexpr int64_t k_prefetch_1 = 4096, k_prefetch_4 = 2048;
-constexpr int64_t k_dot_cols = 4;
+constexpr int64_t k_dot_cols = 4;  // most columns per dot block
 
 inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 // Lanes [0, n) set (n clamped to [0, lanes]).
@@ -71,96 +70,10 @@ struct load_bf16 {
     }
 };
 
-// ---- dot kernels ----
-
-// R weight rows against C columns of activations, U steps of 16 k unrolled so that U * R * C
-// independent accumulators hide the FMA latency, and a software prefetch k_prefetch_R bytes
-// ahead in each row (running on into the next rows of a contiguous matrix). Mat-vec (C = 1)
-// takes one row at a time up to k_dot_long_k: a single sequential stream per thread reads
-// memory markedly faster here than several interleaved row streams. With more columns (or
-// longer rows) 4 rows share each load of b.
-template <typename W, int R, int C>
-void dot_block(int64_t k, const char * a, size_t lda, const char * b, size_t ldb, float * y, int64_t ldy) {
-    constexpr int U = R * C >= 4 ? 1 : 4 / (R * C);
-    constexpr int64_t step = 16 * U;
-    __m512 acc[U][R][C];
-#pragma GCC unroll 16
-    for (int u = 0; u < U; ++u)
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r)
-#pragma GCC unroll 16
-            for (int c = 0; c < C; ++c) acc[u][r][c] = _mm512_setzero_ps();
-    int64_t i = 0;
-    for (; i + step <= k; i += step) {
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 16
-            for (int64_t off = 0; off < step * W::size; off += 64) {
-                _mm_prefetch(a + r * lda + i * W::size + (R == 1 ? k_prefetch_1 : k_prefetch_4) + off, _MM_HINT_T0);
-            }
-        }
-#pragma GCC unroll 16
-        for (int u = 0; u < U; ++u) {
-            __m512 bv[C];
-#pragma GCC unroll 16
-            for (int c = 0; c < C; ++c) bv[c] = load_f32::full(b + c * ldb, i + 16 * u);
-#pragma GCC unroll 16
-            for (int r = 0; r < R; ++r) {
-                const __m512 av = W::full(a + r * lda, i + 16 * u);
-#pragma GCC unroll 16
-                for (int c = 0; c < C; ++c) acc[u][r][c] = _mm512_fmadd_ps(av, bv[c], acc[u][r][c]);
-            }
-        }
-    }
-    for (; i < k; i += 16) {
-        const int64_t n = k - i;
-        __m512 bv[C];
-#pragma GCC unroll 16
-        for (int c = 0; c < C; ++c) bv[c] = n >= 16 ? load_f32::full(b + c * ldb, i) : load_f32::part(b + c * ldb, i, n);
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) {
-            const __m512 av = n >= 16 ? W::full(a + r * lda, i) : W::part(a + r * lda, i, n);
-#pragma GCC unroll 16
-            for (int c = 0; c < C; ++c) acc[0][r][c] = _mm512_fmadd_ps(av, bv[c], acc[0][r][c]);
-        }
-    }
-#pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 16
-        for (int c = 0; c < C; ++c) {
-            __m512 s = acc[0][r][c];
-#pragma GCC unroll 16
-            for (int u = 1; u < U; ++u) s = _mm512_add_ps(s, acc[u][r][c]);
-            y[c * ldy + r] = _mm512_reduce_add_ps(s);
-        }
-    }
-}
-
-using dot_block_fn = void (*)(int64_t, const char *, size_t, const char *, size_t, float *, int64_t);
-
-// Past this k a column of F32 activations (> 32 KiB) no longer stays in L1 next to the weight
-// stream, and 4 rows sharing each load of it beat the single stream (measured: k = 8192 one
-// row is faster, k = 11008 and 14336 four rows are).
-constexpr int64_t k_dot_long_k = 8192;
+// ---- dot kernels: mul-mat-dot-simd.h at 16 lanes, columns in blocks of up to k_dot_cols ----
 
 template <typename W>
-void dot_rows(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc, float * y,
-              int64_t ldy) {
-    static constexpr dot_block_fn rows4[k_dot_cols] = {dot_block<W, 4, 1>, dot_block<W, 4, 2>, dot_block<W, 4, 3>,
-                                                       dot_block<W, 4, 4>};
-    static constexpr dot_block_fn rows1[k_dot_cols] = {dot_block<W, 1, 1>, dot_block<W, 1, 2>, dot_block<W, 1, 3>,
-                                                       dot_block<W, 1, 4>};
-    const char * pa = static_cast<const char *>(a);
-    const char * pb = static_cast<const char *>(b);
-    for (int64_t r = 0; r < nr;) {
-        const bool four = (nc > 1 || k > k_dot_long_k) && nr - r >= 4;
-        for (int64_t c = 0; c < nc; c += k_dot_cols) {
-            const int64_t cn = min64(k_dot_cols, nc - c);
-            (four ? rows4 : rows1)[cn - 1](k, pa + r * lda, lda, pb + c * ldb, ldb, y + c * ldy + r, ldy);
-        }
-        r += four ? 4 : 1;
-    }
-}
+constexpr ggml_mul_mat_dot_fn dot_rows = mul_mat_dot::dot_rows<simd_avx512, W, load_f32, k_dot_cols>;
 
 inline __m512bh as_bh(__m512i v) { return (__m512bh) v; }
 
@@ -379,25 +292,44 @@ void gemm_bf16(const ggml_mul_mat_gemm_args & g) {
     }
 }
 
-}  // namespace
-
-extern const ggml_mul_mat_kernels ggml_mul_mat_kernels_avx512 = {
-    /*name*/ "avx512",
-    /*dot_vec_type*/ {GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, GGML_MUL_MAT_QUANT_VEC_TYPES},
-    /*dot*/ {dot_rows<load_f32>, dot_rows<load_f16>, dot_rows<load_bf16>,
-            GGML_MUL_MAT_LEGACY_DOTS(avx512), GGML_MUL_MAT_K_DOTS(avx512), GGML_MUL_MAT_IQ_DOTS(avx512)},
-    /*dot_vec_from_f32*/ {nullptr, nullptr, nullptr,
-                          GGML_MUL_MAT_QUANT_ACT(ggml_quantize_row_q8_0_avx512, ggml_quantize_row_q8_1_avx512,
-                                                 ggml_quantize_row_q8_K_avx512)},
-    /*gemm_vec_type*/ {GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_BF16, GGML_MUL_MAT_QUANT_F32},
-    /*gemm_kpair*/ {1, 1, 2, GGML_MUL_MAT_QUANT_ZERO},
-    /*gemm*/ {gemm_f32<load_f32>, gemm_f32<load_f16>, gemm_bf16, GGML_MUL_MAT_QUANT_NONE},
-    /*gemm_pack*/ pack_b,
-    /*gemm_nr*/ k_nr,
-    /*gemm_mc*/ k_mc,
-    /*gemm_scratch*/ size_t(k_mc) * size_t(k_kc) * sizeof(float),
+// F32 and F16 weights: dot kernels and the F32 GEMM; BF16 weights: the GEMM on BF16 pair
+// panels (vdpbf16ps); the quantized types: dot kernels only (they tile rows x columns themselves).
+constexpr ggml_mul_mat_kernels make_kernels() {
+    ggml_mul_mat_kernels t;
+    t.name = "avx512";
+    t.set(GGML_TYPE_F32, {.dot = dot_rows<load_f32>, .gemm = gemm_f32<load_f32>});
+    t.set(GGML_TYPE_F16, {.dot = dot_rows<load_f16>, .gemm = gemm_f32<load_f16>});
+    t.set(GGML_TYPE_BF16,
+          {.dot = dot_rows<load_bf16>, .gemm_vec_type = GGML_TYPE_BF16, .gemm_kpair = 2, .gemm = gemm_bf16});
+    ggml_mul_mat_set_quant(t, {
+        .q4_0 = ggml_dot_q4_0_q8_0_avx512,
+        .q4_1 = ggml_dot_q4_1_q8_1_avx512,
+        .q5_0 = ggml_dot_q5_0_q8_0_avx512,
+        .q5_1 = ggml_dot_q5_1_q8_1_avx512,
+        .q8_0 = ggml_dot_q8_0_q8_0_avx512,
+        .q2_K = ggml_dot_q2_K_q8_K_avx512,
+        .q3_K = ggml_dot_q3_K_q8_K_avx512,
+        .q4_K = ggml_dot_q4_K_q8_K_avx512,
+        .q5_K = ggml_dot_q5_K_q8_K_avx512,
+        .q6_K = ggml_dot_q6_K_q8_K_avx512,
+        .iq4_nl = ggml_dot_iq4_nl_q8_0_avx512,
+        .iq4_xs = ggml_dot_iq4_xs_q8_K_avx512,
+        .mxfp4 = ggml_dot_mxfp4_q8_0_avx512,
+        .act_q8_0 = ggml_quantize_row_q8_0_avx512,
+        .act_q8_1 = ggml_quantize_row_q8_1_avx512,
+        .act_q8_K = ggml_quantize_row_q8_K_avx512,
+    });
+    t.gemm_pack = pack_b;
+    t.gemm_nr = k_nr;
+    t.gemm_mc = k_mc;
+    t.gemm_scratch = size_t(k_mc) * size_t(k_kc) * sizeof(float);
     // the GEMM converts each job's rows of a into F32 panels once: with fewer columns the dot
     // kernel (4 rows x 4 columns per tile, the rows reread from L1) does less work per column
     // (measured on F32, F16 and BF16 weights 4096 x 4096: dot faster up to 32 columns).
-    /*gemm_min_n*/ 64,
-};
+    t.gemm_min_n = 64;
+    return t;
+}
+
+}  // namespace
+
+constinit const ggml_mul_mat_kernels ggml_mul_mat_kernels_avx512 = make_kernels();

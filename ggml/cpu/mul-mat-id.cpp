@@ -44,7 +44,7 @@ int64_t moe_job_cols(int64_t n) { return ceil_div(n, ceil_div(n, ggml_mul_mat_jo
 // [rows P][GEMM rows Pg][expert blocks G][scratch of thread 0][thread 1]...
 struct moe_plan {
     const ggml_mul_mat_kernels * kt = nullptr;
-    int ti = 0;
+    const ggml_mul_mat_type_kernels * ke = nullptr;  // kt's entry of the weight type
     int64_t k = 0, m = 0, n_expert = 0, n_used = 0, n_t = 0, n_b = 0;
     int64_t n_pairs = 0, n_rows = 0;        // (token, slot) pairs; rows of b (n_b * n_t)
     bool single_user = false;               // n_b == n_used: each row of b serves one pair
@@ -68,7 +68,7 @@ moe_plan moe_make_plan(const ggml_tensor * dst, const ggml_mul_mat_kernels & kt)
     const ggml_tensor * b = dst->src[1];
     moe_plan pl;
     pl.kt = &kt;
-    pl.ti = ggml_mul_mat_type_index(as->type);
+    pl.ke = &kt.of(as->type);
     pl.k = as->ne[0];
     pl.m = as->ne[1];
     pl.n_expert = as->ne[2];
@@ -78,24 +78,24 @@ moe_plan moe_make_plan(const ggml_tensor * dst, const ggml_mul_mat_kernels & kt)
     pl.n_pairs = pl.n_used * pl.n_t;
     pl.n_rows = pl.n_b * pl.n_t;
     pl.single_user = pl.n_b == pl.n_used;
-    pl.vt = kt.dot_vec_type[pl.ti];
-    pl.from_f32 = ggml_mul_mat_from_f32(kt, pl.ti, pl.vt);
+    pl.vt = pl.ke->dot_vec_type;
+    pl.from_f32 = ggml_mul_mat_from_f32(*pl.ke, pl.vt);
     pl.row_bytes = align_up(ggml_row_size(pl.vt, pl.k), k_align);
     pl.dot_direct = pl.vt == GGML_TYPE_F32 && b->nb[0] == sizeof(float);
     if (ggml_get_type_traits(as->type).is_quantized) {
         pl.job_rows = int64_t(ggml_mul_mat_job_weight_bytes / std::max<size_t>(1, as->nb[1])) / 16 * 16;
         pl.job_rows = std::max<int64_t>(16, pl.job_rows);
     }
-    pl.gemm = kt.gemm[pl.ti] != nullptr && pl.m >= 16 && pl.k > 0 && pl.n_pairs >= kt.gemm_min_n;
+    pl.gemm = pl.ke->gemm != nullptr && pl.m >= 16 && pl.k > 0 && pl.n_pairs >= kt.gemm_min_n;
     pl.row_f32 = align_up(size_t(pl.k) * sizeof(float), k_align);
     size_t tmp_floats = size_t(k_tmp_floats);
     if (pl.gemm) {
-        pl.gvt = kt.gemm_vec_type[pl.ti];
+        pl.gvt = pl.ke->gemm_vec_type;
         pl.nr = kt.gemm_nr;
-        pl.kpair = kt.gemm_kpair[pl.ti];
+        pl.kpair = pl.ke->gemm_kpair;
         GGML_ASSERT(pl.nr <= GGML_MUL_MAT_MAX_NR && kt.gemm_pack != nullptr);
         pl.gemm_direct = pl.gvt == GGML_TYPE_F32 && b->nb[0] == sizeof(float);
-        pl.panel_bytes = ggml_mul_mat_panel_bytes(kt, pl.ti, pl.k);
+        pl.panel_bytes = ggml_mul_mat_panel_bytes(kt, as->type, pl.k);
         // the panels read P when both are F32 rows, else rows of their own (with a zero
         // element past k: the second half of the last pair for odd k)
         if (!pl.gemm_direct && !(pl.gvt == GGML_TYPE_F32 && pl.vt == GGML_TYPE_F32)) {
@@ -407,7 +407,7 @@ void moe_dot_job(const moe_plan & pl, const moe_args & a, const moe_groups & g, 
     const int64_t cols = moe_job_cols(count);
     const int64_t r0 = (job % n_rc) * rows, c0 = (job / n_rc) * cols;
     const int64_t nr = std::min(rows, pl.m - r0), nc = std::min(cols, count - c0);
-    const ggml_mul_mat_dot_fn dot = pl.kt->dot[pl.ti];
+    const ggml_mul_mat_dot_fn dot = pl.ke->dot;
     const size_t lda = a.as->nb[1];
     if (count == 1) {
         const int64_t q = g.order[g.start[e]];
@@ -436,7 +436,7 @@ void moe_gemm_job(const moe_plan & pl, const moe_args & a, const moe_groups & g,
     ga.d = w.tmp;
     ga.ldd = ga.m;
     ga.scratch = w.gemm_scratch;
-    pl.kt->gemm[pl.ti](ga);
+    pl.ke->gemm(ga);
     moe_scatter(pl, a, g, e, p0 * pl.nr, ga.n, mb * mc, ga.m, w.tmp, ga.m);
 }
 
@@ -470,9 +470,8 @@ bool ggml_cpu_mul_mat_id_supported(const ggml_tensor * dst) {
     if (!as || !b || !ids || dst->type != GGML_TYPE_F32 || b->type != GGML_TYPE_F32 || ids->type != GGML_TYPE_I32) {
         return false;
     }
-    const int ti = ggml_mul_mat_type_index(as->type);
     // every path has the same weight types (the scalar table is the reference)
-    if (ti < 0 || ggml_mul_mat_kernels_scalar.dot[ti] == nullptr || !ggml_type_is_supported(as->type)) return false;
+    if (ggml_mul_mat_kernels_scalar.of(as->type).dot == nullptr || !ggml_type_is_supported(as->type)) return false;
     if (as->nb[0] != ggml_type_size(as->type) || as->ne[0] % ggml_blck_size(as->type) != 0) return false;
     if (as->ne[3] != 1 || as->ne[2] < 1 || b->ne[0] != as->ne[0] || b->ne[3] != 1) return false;
     if (ids->nb[0] != sizeof(int32_t) || ids->ne[2] != 1 || ids->ne[3] != 1 || b->ne[2] != ids->ne[1]) return false;

@@ -3,9 +3,9 @@
 //
 // Usage:
 //   const ggml_mul_mat_kernels & kt = ggml_mul_mat_kernels_for(p.isa);
-//   const int ti = ggml_mul_mat_type_index(a->type);
-//   const ggml_type vt = kt.dot_vec_type[ti];
-//   ggml_from_float_fn q = ggml_mul_mat_from_f32(kt, ti, vt);   // nullptr: a float type
+//   const ggml_mul_mat_type_kernels & e = kt.of(a->type);
+//   const ggml_type vt = e.dot_vec_type;
+//   ggml_from_float_fn q = ggml_mul_mat_from_f32(e, vt);         // nullptr: a float type
 //   const float * x = ggml_mul_mat_b_row(b, n, i12, i13, tmp);   // row n of batch (i12, i13)
 #pragma once
 
@@ -27,10 +27,10 @@ constexpr int64_t ggml_mul_mat_job_cols = 64;
 // The kernel table of an instruction-set path (scalar for anything but avx2 / avx512).
 const ggml_mul_mat_kernels & ggml_mul_mat_kernels_for(ggml_cpu_isa isa);
 
-// The dot path's conversion of F32 activations into vt: the table's quantizer, else the
+// The dot path's conversion of F32 activations into vt: the entry's quantizer, else the
 // reference quantizer of the type traits for a quantized vt; nullptr for the float types
 // (convert.h converts those; F32 is copied or gathered).
-ggml_from_float_fn ggml_mul_mat_from_f32(const ggml_mul_mat_kernels & kt, int ti, ggml_type vt);
+ggml_from_float_fn ggml_mul_mat_from_f32(const ggml_mul_mat_type_kernels & e, ggml_type vt);
 
 // Row n of batch (i12, i13) of the F32 tensor b: a pointer into b when its elements are
 // adjacent, otherwise gathered into tmp (b->ne[0] floats).

@@ -50,20 +50,32 @@ void dot_rows(int64_t k, const void * a, size_t lda, int64_t nr, const void * b,
     }
 }
 
+// Every weight type takes the dot kernels (no GEMM); the quantized activations come from the
+// reference quantizers of the type traits.
+constexpr ggml_mul_mat_kernels make_kernels() {
+    ggml_mul_mat_kernels t;
+    t.name = "scalar";
+    t.set(GGML_TYPE_F32, {.dot = dot_rows<widen_f32, 4>});
+    t.set(GGML_TYPE_F16, {.dot = dot_rows<widen_f16, 2>});
+    t.set(GGML_TYPE_BF16, {.dot = dot_rows<widen_bf16, 2>});
+    ggml_mul_mat_set_quant(t, {
+        .q4_0 = ggml_dot_q4_0_q8_0_scalar,
+        .q4_1 = ggml_dot_q4_1_q8_1_scalar,
+        .q5_0 = ggml_dot_q5_0_q8_0_scalar,
+        .q5_1 = ggml_dot_q5_1_q8_1_scalar,
+        .q8_0 = ggml_dot_q8_0_q8_0_scalar,
+        .q2_K = ggml_dot_q2_K_q8_K_scalar,
+        .q3_K = ggml_dot_q3_K_q8_K_scalar,
+        .q4_K = ggml_dot_q4_K_q8_K_scalar,
+        .q5_K = ggml_dot_q5_K_q8_K_scalar,
+        .q6_K = ggml_dot_q6_K_q8_K_scalar,
+        .iq4_nl = ggml_dot_iq4_nl_q8_0_scalar,
+        .iq4_xs = ggml_dot_iq4_xs_q8_K_scalar,
+        .mxfp4 = ggml_dot_mxfp4_q8_0_scalar,
+    });
+    return t;
+}
+
 }  // namespace
 
-extern const ggml_mul_mat_kernels ggml_mul_mat_kernels_scalar = {
-    /*name*/ "scalar",
-    /*dot_vec_type*/ {GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, GGML_MUL_MAT_QUANT_VEC_TYPES},
-    /*dot*/ {dot_rows<widen_f32, 4>, dot_rows<widen_f16, 2>, dot_rows<widen_bf16, 2>,
-            GGML_MUL_MAT_LEGACY_DOTS(scalar), GGML_MUL_MAT_K_DOTS(scalar), GGML_MUL_MAT_IQ_DOTS(scalar)},
-    /*dot_vec_from_f32*/ {nullptr, nullptr, nullptr, GGML_MUL_MAT_QUANT_ACT(nullptr, nullptr, nullptr)},
-    /*gemm_vec_type*/ {GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32, GGML_MUL_MAT_QUANT_F32},
-    /*gemm_kpair*/ {1, 1, 1, GGML_MUL_MAT_QUANT_ZERO},
-    /*gemm*/ {nullptr, nullptr, nullptr, GGML_MUL_MAT_QUANT_NONE},
-    /*gemm_pack*/ nullptr,
-    /*gemm_nr*/ 1,
-    /*gemm_mc*/ 1,
-    /*gemm_scratch*/ 0,
-    /*gemm_min_n*/ INT64_MAX,
-};
+constinit const ggml_mul_mat_kernels ggml_mul_mat_kernels_scalar = make_kernels();

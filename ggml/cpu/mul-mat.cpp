@@ -46,8 +46,8 @@ namespace {
 // What one node does with one kernel table, and where it keeps things in the work buffer.
 struct mul_mat_plan {
     const ggml_mul_mat_kernels * kt = nullptr;
+    const ggml_mul_mat_type_kernels * ke = nullptr;  // kt's entry of the weight type
     const ggml_repack_kernels * rk = nullptr;  // set: a is repacked, its dot kernel comes from here
-    int ti = 0;                // weight type index
     size_t lda = 0;            // bytes per row of a in its layout
     int64_t k = 0, m = 0, n = 0;
     int64_t ne12 = 1, ne13 = 1, r2 = 1, r3 = 1;  // b's batches; a repeats r2 x r3 times
@@ -69,10 +69,10 @@ int64_t mul_mat_n_batches(const mul_mat_plan & pl) { return pl.ne12 * pl.ne13; }
 
 }  // namespace
 
-// The dot path's conversion of F32 activations into vt: the table's quantizer, else the
-// float conversions of the ISA (F32 / F16 / BF16), else the reference of the type traits.
-ggml_from_float_fn ggml_mul_mat_from_f32(const ggml_mul_mat_kernels & kt, int ti, ggml_type vt) {
-    if (kt.dot_vec_from_f32[ti]) return kt.dot_vec_from_f32[ti];
+// The dot path's conversion of F32 activations into vt: the entry's quantizer, else the
+// reference quantizer of the type traits; nullptr for the float types (convert.h).
+ggml_from_float_fn ggml_mul_mat_from_f32(const ggml_mul_mat_type_kernels & e, ggml_type vt) {
+    if (e.dot_vec_from_f32) return e.dot_vec_from_f32;
     if (vt == GGML_TYPE_F32) return nullptr;  // copied or gathered
     return ggml_get_type_traits(vt).is_quantized ? ggml_get_type_traits(vt).from_float : nullptr;
 }
@@ -99,8 +99,8 @@ mul_mat_plan mul_mat_make_plan(const ggml_tensor * dst, const ggml_mul_mat_kerne
     const ggml_tensor * b = dst->src[1];
     mul_mat_plan pl;
     pl.kt = &kt;
+    pl.ke = &kt.of(a->type);
     pl.lda = a->nb[1];
-    pl.ti = ggml_mul_mat_type_index(a->type);
     pl.k = a->ne[0];
     pl.m = a->ne[1];
     pl.n = b->ne[1];
@@ -114,25 +114,25 @@ mul_mat_plan mul_mat_make_plan(const ggml_tensor * dst, const ggml_mul_mat_kerne
         return pl;
     }
     // the GEMM pads a to its 32-row (16-row) tiles: with fewer rows the dot kernel wastes less
-    pl.gemm = kt.gemm[pl.ti] != nullptr && pl.n >= kt.gemm_min_n && pl.m >= 16;
+    pl.gemm = pl.ke->gemm != nullptr && pl.n >= kt.gemm_min_n && pl.m >= 16;
     const size_t row_f32 = align_up(size_t(pl.k) * sizeof(float), k_align);
     if (pl.gemm) {
-        pl.vt = kt.gemm_vec_type[pl.ti];
+        pl.vt = pl.ke->gemm_vec_type;
         pl.convert = true;
         pl.nr = kt.gemm_nr;
         GGML_ASSERT(pl.nr <= GGML_MUL_MAT_MAX_NR && kt.gemm_pack != nullptr);
-        pl.kpair = kt.gemm_kpair[pl.ti];
+        pl.kpair = pl.ke->gemm_kpair;
         pl.n_panels = ceil_div(pl.n, pl.nr);
-        pl.panel_bytes = ggml_mul_mat_panel_bytes(kt, pl.ti, pl.k);
+        pl.panel_bytes = ggml_mul_mat_panel_bytes(kt, a->type, pl.k);
         pl.b_bytes = size_t(pl.n_panels) * pl.panel_bytes * size_t(mul_mat_n_batches(pl));
         // phase 1 needs, per panel column, a gathered F32 row and its BF16 copy; phase 2 the
         // packing space of a
         const size_t row_b16 = align_up(size_t(pl.k + 1) * sizeof(uint16_t), k_align);
         pl.thread_bytes = std::max(kt.gemm_scratch, size_t(pl.nr) * (row_f32 + row_b16));
     } else {
-        pl.vt = kt.dot_vec_type[pl.ti];
+        pl.vt = pl.ke->dot_vec_type;
         pl.convert = pl.vt != GGML_TYPE_F32 || b->nb[0] != sizeof(float);
-        pl.from_f32 = ggml_mul_mat_from_f32(kt, pl.ti, pl.vt);
+        pl.from_f32 = ggml_mul_mat_from_f32(*pl.ke, pl.vt);
         pl.row_bytes = align_up(ggml_row_size(pl.vt, pl.k), k_align);
         pl.b_bytes = pl.convert ? pl.row_bytes * size_t(pl.n * mul_mat_n_batches(pl)) : 0;
         pl.thread_bytes = pl.convert ? row_f32 : 0;
@@ -259,7 +259,7 @@ void mul_mat_run_dot(const ggml_compute_params & p, const mul_mat_plan & pl, ggm
     int64_t rows = int64_t(align_up(size_t(ceil_div(pl.m, chunks_per_batch)), 16));
     if (pl.job_rows > 0) rows = std::min(rows, pl.job_rows);
     const int64_t n_row_chunks = ceil_div(pl.m, rows);
-    const ggml_mul_mat_dot_fn dot = pl.rk ? pl.rk->dot[a->type] : pl.kt->dot[pl.ti];
+    const ggml_mul_mat_dot_fn dot = pl.rk ? pl.rk->dot[a->type] : pl.ke->dot;
     const int64_t ldy = int64_t(dst->nb[1] / sizeof(float));
     const int64_t jobs_per_batch = n_row_chunks * n_col_chunks;
     ggml_cpu_parallel_for(p, n_batches * jobs_per_batch, 1, [&](int64_t begin, int64_t end) {
@@ -311,7 +311,7 @@ void mul_mat_run_gemm(const ggml_compute_params & p, const mul_mat_plan & pl, gg
             g.d = mul_mat_dst_batch(dst, pl, bi) + p0 * pl.nr * ldd + mb * mc;
             g.ldd = ldd;
             g.scratch = scratch;
-            pl.kt->gemm[pl.ti](g);
+            pl.ke->gemm(g);
         }
     }, 1);
 }
@@ -330,40 +330,18 @@ void mul_mat_zero(const ggml_compute_params & p, ggml_tensor * dst) {
 
 }  // namespace
 
-int ggml_mul_mat_type_index(ggml_type t) {
-    switch (t) {
-        case GGML_TYPE_F32: return 0;
-        case GGML_TYPE_F16: return 1;
-        case GGML_TYPE_BF16: return 2;
-        case GGML_TYPE_Q4_0: return 3;
-        case GGML_TYPE_Q4_1: return 4;
-        case GGML_TYPE_Q5_0: return 5;
-        case GGML_TYPE_Q5_1: return 6;
-        case GGML_TYPE_Q8_0: return 7;
-        case GGML_TYPE_Q2_K: return 8;
-        case GGML_TYPE_Q3_K: return 9;
-        case GGML_TYPE_Q4_K: return 10;
-        case GGML_TYPE_Q5_K: return 11;
-        case GGML_TYPE_Q6_K: return 12;
-        case GGML_TYPE_IQ4_NL: return 13;
-        case GGML_TYPE_IQ4_XS: return 14;
-        case GGML_TYPE_MXFP4: return 15;
-        default: return -1;
-    }
-}
-
-size_t ggml_mul_mat_panel_bytes(const ggml_mul_mat_kernels & kt, int ti, int64_t k) {
-    const int64_t kp = kt.gemm_kpair[ti] == 2 ? ceil_div(k, 2) * 2 : k;
-    return align_up(size_t(kp) * size_t(kt.gemm_nr) * ggml_type_size(kt.gemm_vec_type[ti]), k_align);
+size_t ggml_mul_mat_panel_bytes(const ggml_mul_mat_kernels & kt, ggml_type wt, int64_t k) {
+    const ggml_mul_mat_type_kernels & e = kt.of(wt);
+    const int64_t kp = e.gemm_kpair == 2 ? ceil_div(k, 2) * 2 : k;
+    return align_up(size_t(kp) * size_t(kt.gemm_nr) * ggml_type_size(e.gemm_vec_type), k_align);
 }
 
 bool ggml_cpu_mul_mat_supported(const ggml_tensor * dst) {
     const ggml_tensor * a = dst->src[0];
     const ggml_tensor * b = dst->src[1];
     if (!a || !b || dst->type != GGML_TYPE_F32 || b->type != GGML_TYPE_F32) return false;
-    const int ti = ggml_mul_mat_type_index(a->type);
     // every path has the same weight types (the scalar table is the reference)
-    if (ti < 0 || ggml_mul_mat_kernels_scalar.dot[ti] == nullptr) return false;
+    if (ggml_mul_mat_kernels_scalar.of(a->type).dot == nullptr) return false;
     if (a->nb[0] != ggml_type_size(a->type)) return false;
     if (!ggml_type_is_supported(a->type) || a->ne[0] % ggml_blck_size(a->type) != 0) return false;
     if (a->ne[0] != b->ne[0] || a->ne[2] == 0 || a->ne[3] == 0) return false;

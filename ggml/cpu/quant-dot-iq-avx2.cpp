@@ -21,6 +21,11 @@
 // ahead, decoding on the fly (IQ4_XS: the column's y.d folded into the sub-block scales); mat-mat
 // decodes 2 weight rows at a time into a small buffer once for up to 12 columns and runs register
 // tiles of up to 2 rows x 3 columns.
+//
+// This file and quant-dot-iq-avx512.cpp are two algorithms, not one at two widths, so they are
+// kept apart: here signed codebook codes meet the activations' magnitudes (VPSIGNB) in
+// VPMADDUBSW; there the codes are offset to unsigned for VPDPBUSD (VNNI), and mat-mat from 9
+// columns on runs 16 x 8 tiles over an interleaved copy of 16 rows.
 #include "quant-dot.h"
 
 #include "ggml/quants.h"
@@ -30,7 +35,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
-// GCC 12's intrinsics trip -Wuninitialized false positives (GCC bug 105593).
+// GCC 12's intrinsics trip -Wuninitialized false positives.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"

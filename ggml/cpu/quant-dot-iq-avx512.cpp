@@ -21,6 +21,9 @@
 // register tiles against the activation codes in place (see "mat-mat over 16-row groups");
 // fewer columns, and the rows left over, go through register tiles of up to 4 rows x 4 columns
 // over decoded groups (w_packed) and packed activations.
+//
+// Kept apart from quant-dot-iq-avx2.cpp: the unsigned-code VNNI product and the 16-row
+// interleaved mat-mat have no counterpart there (VPMADDUBSW with VPSIGNB, 2 x 3 tiles).
 #include "quant-dot.h"
 #include "thread-scratch.h"
 
@@ -30,7 +33,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
-// GCC 12's AVX-512 intrinsics trip -Wuninitialized false positives (GCC bug 105593).
+// GCC 12's AVX-512 intrinsics trip -Wuninitialized false positives.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"

@@ -11,6 +11,11 @@
 // columns a row's unpacked block is reused over 4 columns (1 x 4 tiles), rows in L2-sized chunks.
 // Sixteen vector registers do not hold a whole unpacked block: the compiler interleaves
 // unpacking and use in mat-vec, and keeps the block in L1 for the tiles.
+//
+// This file and quant-dot-k-avx512.cpp are two algorithms, not one at two widths, so they are
+// kept apart: here 32-code vectors through VPMADDUBSW and one VPMADDWD by the scales; there
+// 64-code vectors through VPDPBUSD (VNNI), packed to 16 bits and scaled by VPMADDWD / VPDPWSSD,
+// with the sub-block scales gathered by VPERMW.
 #include "quant-dot.h"
 #include "thread-scratch.h"
 
@@ -20,7 +25,7 @@
 #include <cstdint>
 #include <cstring>
 // GCC 12's intrinsic headers self-initialise undefined vectors, which -Wuninitialized reports
-// wherever they are inlined (GCC bug 105593); silence it for them only.
+// wherever they are inlined; silence it for them only.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"

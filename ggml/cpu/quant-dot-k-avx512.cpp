@@ -15,6 +15,9 @@
 // columns a row's unpacked block is reused over 4 columns in registers (1 x 4 tiles: 8 columns
 // measured no faster), rows in L2-sized chunks so that a chunk stays cached while every
 // column group passes over it.
+//
+// Kept apart from quant-dot-k-avx2.cpp: the VNNI products (VPDPBUSD, VPDPWSSD) and the VPERMW
+// scale gathers have no counterpart there (VPMADDUBSW on 32-code vectors).
 #include "quant-dot.h"
 #include "thread-scratch.h"
 
@@ -24,7 +27,7 @@
 #include <cstdint>
 #include <cstring>
 // GCC 12's intrinsic headers self-initialise undefined vectors, which -Wuninitialized reports
-// wherever they are inlined (GCC bug 105593); silence it for them only.
+// wherever they are inlined; silence it for them only.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"

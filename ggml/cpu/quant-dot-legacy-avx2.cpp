@@ -21,6 +21,11 @@
 // by many weight rows. Mat-vec (nc == 1) streams the weight rows one at a time with a prefetch
 // ahead, decoding on the fly; mat-mat decodes 2 weight rows at a time into a small buffer once
 // for up to 12 columns and runs register tiles of up to 2 rows x 3 columns.
+//
+// This file and quant-dot-legacy-avx512.cpp are two algorithms, not one at two widths, so they
+// are kept apart: here VPMADDUBSW + VPMADDWD on pairs of blocks with the sign trick for Q8_0 and
+// 2 x 3 tiles; there VPDPBUSD (VNNI) on groups of 4 blocks gathered with VPERMW, every weight
+// made unsigned by an offset, masked loads for the last group and 4 x 4 tiles.
 #include "quant-dot.h"
 
 #include "ggml/quants.h"
@@ -28,7 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-// GCC 12's intrinsics trip -Wuninitialized false positives (GCC bug 105593).
+// GCC 12's intrinsics trip -Wuninitialized false positives.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>

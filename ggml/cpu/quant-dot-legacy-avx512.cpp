@@ -18,6 +18,9 @@
 // prefetch ahead, decoding on the fly. Mat-mat decodes 4 weight rows at a time into a small
 // buffer (w_packed) once for up to 16 columns, and runs register tiles of up to 4 rows x 4
 // columns (16 accumulators) over the two packed sides.
+//
+// Kept apart from quant-dot-legacy-avx2.cpp: the VNNI product, the 4-block groups gathered with
+// VPERMW and the masked tails have no counterpart there (VPMADDUBSW on pairs of blocks).
 #include "quant-dot.h"
 
 #include "ggml/quants.h"
@@ -25,7 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-// GCC 12's AVX-512 intrinsics trip -Wuninitialized false positives (GCC bug 105593).
+// GCC 12's AVX-512 intrinsics trip -Wuninitialized false positives.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>

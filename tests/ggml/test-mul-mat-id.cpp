@@ -50,8 +50,7 @@ std::vector<ggml_type> table_types() {
     std::vector<ggml_type> v;
     for (int t = 0; t < GGML_TYPE_COUNT; ++t) {
         const ggml_type type = ggml_type(t);
-        const int ti = ggml_mul_mat_type_index(type);
-        if (ti >= 0 && ggml_type_is_supported(type) && ggml_mul_mat_kernels_scalar.dot[ti]) v.push_back(type);
+        if (ggml_type_is_supported(type) && ggml_mul_mat_kernels_scalar.of(type).dot) v.push_back(type);
     }
     return v;
 }

@@ -142,7 +142,6 @@ TEST(Repack, LayoutRoundTripRandomBytes) {
 void check_kernels_on(ggml_type t, const weights & w, int64_t k, int64_t m, int64_t n, const isa_path & path) {
     SCOPED_TRACE(std::string(ggml_type_name(t)) + " " + path.name + " k=" + std::to_string(k) + " m=" +
                  std::to_string(m) + " n=" + std::to_string(n));
-    const int ti = ggml_mul_mat_type_index(t);
     const std::vector<float> x = random_floats(size_t(k * n), uint32_t(n + 11));
     std::vector<uint8_t> packed(ggml_repack_size(t, k, m));
     ggml_repack_pack(t, k, m, w.bytes.data(), w.row_bytes, packed.data());
@@ -154,14 +153,14 @@ void check_kernels_on(ggml_type t, const weights & w, int64_t k, int64_t m, int6
     std::vector<float> y(size_t(ldy * n), -7.0f);
     path.rk->dot[t](k, packed.data(), ggml_repack_row_bytes(t, k), m, act.data(), act_bytes, n, y.data(), ldy);
 
-    const ggml_type vt = path.kt->dot_vec_type[ti];
-    const ggml_from_float_fn q = path.kt->dot_vec_from_f32[ti] ? path.kt->dot_vec_from_f32[ti]
-                                                               : ggml_get_type_traits(vt).from_float;
+    const ggml_mul_mat_type_kernels & e = path.kt->of(t);
+    const ggml_type vt = e.dot_vec_type;
+    const ggml_from_float_fn q = e.dot_vec_from_f32 ? e.dot_vec_from_f32 : ggml_get_type_traits(vt).from_float;
     const size_t plain_bytes = ggml_row_size(vt, k);
     std::vector<uint8_t> plain_act(plain_bytes * size_t(n));
     for (int64_t c = 0; c < n; ++c) q(x.data() + c * k, plain_act.data() + size_t(c) * plain_bytes, k);
     std::vector<float> yp(size_t(m * n));
-    path.kt->dot[ti](k, w.bytes.data(), w.row_bytes, m, plain_act.data(), plain_bytes, n, yp.data(), m);
+    e.dot(k, w.bytes.data(), w.row_bytes, m, plain_act.data(), plain_bytes, n, yp.data(), m);
 
     const std::vector<double> ref = reference(w, x, k, m, n);
     nmse_acc e_ref, e_plain;

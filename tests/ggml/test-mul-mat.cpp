@@ -139,14 +139,24 @@ std::vector<const ggml_mul_mat_kernels *> kernel_paths() {
     return v;
 }
 
-TEST(MulMatKernels, TypeIndex) {
-    EXPECT_EQ(ggml_mul_mat_type_index(GGML_TYPE_F32), 0);
-    EXPECT_EQ(ggml_mul_mat_type_index(GGML_TYPE_F16), 1);
-    EXPECT_EQ(ggml_mul_mat_type_index(GGML_TYPE_BF16), 2);
-    EXPECT_EQ(ggml_mul_mat_type_index(GGML_TYPE_Q4_0), 3);  // quantized types: test-quant-dot-legacy.cpp
-    EXPECT_EQ(ggml_mul_mat_type_index(GGML_TYPE_Q8_1), -1);  // activation-only types
-    EXPECT_EQ(ggml_mul_mat_type_index(GGML_TYPE_Q8_K), -1);
-    EXPECT_EQ(ggml_mul_mat_type_index(GGML_TYPE_I32), -1);
+// The tables are indexed by ggml_type: the float types hold their kernels, the activation-only
+// and integer types none, and a value outside the enum gives the empty entry.
+TEST(MulMatKernels, TablesByType) {
+    for (const ggml_mul_mat_kernels * kt : kernel_paths()) {
+        SCOPED_TRACE(kt->name);
+        for (ggml_type t : k_types) {
+            EXPECT_NE(kt->of(t).dot, nullptr) << ggml_type_name(t);
+            EXPECT_EQ(kt->of(t).dot_vec_type, GGML_TYPE_F32);
+        }
+        for (ggml_type t : {GGML_TYPE_Q8_1, GGML_TYPE_Q8_K, GGML_TYPE_I32, GGML_TYPE_F64}) {
+            EXPECT_EQ(kt->of(t).dot, nullptr) << ggml_type_name(t);
+            EXPECT_EQ(kt->of(t).gemm, nullptr) << ggml_type_name(t);
+        }
+        EXPECT_EQ(kt->of(GGML_TYPE_COUNT).dot, nullptr);
+        EXPECT_EQ(kt->of(ggml_type(-1)).dot, nullptr);
+        EXPECT_EQ(kt->of(GGML_TYPE_Q4_1).dot_vec_type, GGML_TYPE_Q8_1);
+        EXPECT_EQ(kt->of(GGML_TYPE_IQ4_XS).dot_vec_type, GGML_TYPE_Q8_K);
+    }
 }
 
 // dot kernel: y[c * ldy + r] for every row count, column count and k around the vector widths.
@@ -158,11 +168,11 @@ TEST(MulMatKernels, DotMatchesReference) {
     rng g{11};
     for (const ggml_mul_mat_kernels * kt : kernel_paths()) {
         for (ggml_type t : k_types) {
-            const int ti = ggml_mul_mat_type_index(t);
+            const ggml_mul_mat_type_kernels & e = kt->of(t);
             for (int64_t k : ks) {
                 host_matrix a(t, k, 67, 3, g);
                 host_matrix b32(GGML_TYPE_F32, k, 7, 0, g);
-                const host_matrix b = convert_matrix(b32, kt->dot_vec_type[ti]);
+                const host_matrix b = convert_matrix(b32, e.dot_vec_type);
                 output_check check;
                 for (int64_t nr : k > 1000 ? nrs_long : nrs_all) {
                     for (int64_t nc : k > 1000 ? ncs_long : ncs_all) {
@@ -170,7 +180,7 @@ TEST(MulMatKernels, DotMatchesReference) {
                                      " nr=" + std::to_string(nr) + " nc=" + std::to_string(nc));
                         const int64_t ldy = nr + 2;
                         std::vector<float> y(size_t(ldy * nc), 1e30f);
-                        kt->dot[ti](k, a.row(0), a.ld, nr, b.row(0), b.ld, nc, y.data(), ldy);
+                        e.dot(k, a.row(0), a.ld, nr, b.row(0), b.ld, nc, y.data(), ldy);
                         for (int64_t c = 0; c < nc; ++c) {
                             for (int64_t r = 0; r < ldy; ++r) {
                                 const float v = y[size_t(c * ldy + r)];
@@ -191,11 +201,12 @@ TEST(MulMatKernels, DotMatchesReference) {
 }
 
 // B panels as mul-mat.h lays them out, from F32 columns.
-std::vector<uint8_t> make_panels(const ggml_mul_mat_kernels & kt, int ti, const host_matrix & b32, size_t * stride) {
+std::vector<uint8_t> make_panels(const ggml_mul_mat_kernels & kt, ggml_type t, const host_matrix & b32,
+                                 size_t * stride) {
     const int nr = kt.gemm_nr;
     const int64_t n_panels = (b32.rows + nr - 1) / nr;
-    const ggml_type vt = kt.gemm_vec_type[ti];
-    *stride = ggml_mul_mat_panel_bytes(kt, ti, b32.k);
+    const ggml_type vt = kt.of(t).gemm_vec_type;
+    *stride = ggml_mul_mat_panel_bytes(kt, t, b32.k);
     std::vector<uint8_t> out(*stride * size_t(n_panels) + 64, 0);
     for (int64_t p = 0; p < n_panels; ++p) {
         uint8_t * panel = out.data() + size_t(p) * *stride;
@@ -203,7 +214,7 @@ std::vector<uint8_t> make_panels(const ggml_mul_mat_kernels & kt, int ti, const 
             const int64_t col = p * nr + j;
             if (col >= b32.rows) continue;  // padding stays zero
             for (int64_t k = 0; k < b32.k; ++k) {
-                const size_t idx = kt.gemm_kpair[ti] == 2 ? size_t((k / 2) * nr * 2 + j * 2 + k % 2) : size_t(k * nr + j);
+                const size_t idx = kt.of(t).gemm_kpair == 2 ? size_t((k / 2) * nr * 2 + j * 2 + k % 2) : size_t(k * nr + j);
                 store_as(vt, panel + idx * ggml_type_size(vt), b32.vals[size_t(col * b32.k + k)]);
             }
         }
@@ -246,18 +257,18 @@ TEST(MulMatKernels, GemmMatchesReference) {
     const int64_t ns[] = {1, 2, 5, 6, 7, 12, 13, 25};
     rng g{23};
     for (const ggml_mul_mat_kernels * kt : kernel_paths()) {
-        if (!kt->gemm[0]) continue;  // this path has no GEMM
+        if (!kt->of(GGML_TYPE_F32).gemm) continue;  // this path has no GEMM
         const int64_t ms[] = {1, 2, 3, 5, 17, 33, kt->gemm_mc};
         struct aligned_free { void operator()(void * p) const { std::free(p); } };
         std::unique_ptr<void, aligned_free> scratch(std::aligned_alloc(64, (kt->gemm_scratch + 63) / 64 * 64));
         for (ggml_type t : k_types) {
-            const int ti = ggml_mul_mat_type_index(t);
+            const ggml_mul_mat_type_kernels & e = kt->of(t);
             for (int64_t k : ks) {
                 host_matrix a(t, k, kt->gemm_mc, 5, g);
                 host_matrix b32(GGML_TYPE_F32, k, 25, 0, g);
-                const host_matrix b_seen = convert_matrix(b32, kt->gemm_vec_type[ti]);
+                const host_matrix b_seen = convert_matrix(b32, e.gemm_vec_type);
                 size_t stride = 0;
-                const std::vector<uint8_t> panels = make_panels(*kt, ti, b32, &stride);
+                const std::vector<uint8_t> panels = make_panels(*kt, t, b32, &stride);
                 output_check check;
                 for (int64_t m : ms) {
                     for (int64_t n : ns) {
@@ -276,7 +287,7 @@ TEST(MulMatKernels, GemmMatchesReference) {
                         ga.d = d.data();
                         ga.ldd = ldd;
                         ga.scratch = scratch.get();
-                        kt->gemm[ti](ga);
+                        e.gemm(ga);
                         for (int64_t j = 0; j <= n; ++j) {
                             for (int64_t i = 0; i < ldd; ++i) {
                                 const float v = d[size_t(j * ldd + i)];

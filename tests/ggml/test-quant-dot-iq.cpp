@@ -285,19 +285,16 @@ TEST(QuantDotIq, EmptyRowsGiveZeros) {
 }
 
 TEST(QuantDotIq, TablesHoldTheTypes) {
-    EXPECT_EQ(ggml_mul_mat_type_index(GGML_TYPE_IQ4_NL), 13);
-    EXPECT_EQ(ggml_mul_mat_type_index(GGML_TYPE_IQ4_XS), 14);
-    EXPECT_EQ(ggml_mul_mat_type_index(GGML_TYPE_MXFP4), 15);
     const ggml_mul_mat_kernels * tables[3] = {&ggml_mul_mat_kernels_scalar, &ggml_mul_mat_kernels_avx2,
                                               &ggml_mul_mat_kernels_avx512};
     for (const iq_type & it : k_types) {
-        const int ti = ggml_mul_mat_type_index(it.wt);
         for (int isa = 0; isa < 3; ++isa) {
             SCOPED_TRACE(std::string(k_isa_names[isa]) + " " + ggml_type_name(it.wt));
-            EXPECT_EQ(tables[isa]->dot_vec_type[ti], it.at);
-            EXPECT_EQ(tables[isa]->dot[ti], it.fn[isa]);
-            EXPECT_EQ(tables[isa]->gemm[ti], nullptr);
-            EXPECT_EQ(tables[isa]->dot_vec_from_f32[ti] == nullptr, isa == 0);  // scalar: the traits' reference
+            const ggml_mul_mat_type_kernels & e = tables[isa]->of(it.wt);
+            EXPECT_EQ(e.dot_vec_type, it.at);
+            EXPECT_EQ(e.dot, it.fn[isa]);
+            EXPECT_EQ(e.gemm, nullptr);
+            EXPECT_EQ(e.dot_vec_from_f32 == nullptr, isa == 0);  // scalar: the traits' reference
         }
     }
 }

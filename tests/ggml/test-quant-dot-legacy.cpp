@@ -307,8 +307,7 @@ std::vector<ggml_type> quant_weight_types() {
     std::vector<ggml_type> v;
     for (ggml_type t : {GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0, GGML_TYPE_Q2_K,
                         GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K}) {
-        const int ti = ggml_mul_mat_type_index(t);
-        if (ti >= 0 && ggml_mul_mat_kernels_scalar.dot[ti]) v.push_back(t);
+        if (ggml_mul_mat_kernels_scalar.of(t).dot) v.push_back(t);
     }
     return v;
 }
