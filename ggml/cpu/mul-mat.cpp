@@ -113,8 +113,10 @@ mul_mat_plan mul_mat_make_plan(const ggml_tensor * dst, const ggml_mul_mat_kerne
         pl.thread_bytes = align_up(pl.thread_bytes, k_align);
         return pl;
     }
-    // the GEMM pads a to its 32-row (16-row) tiles: with fewer rows the dot kernel wastes less
-    pl.gemm = kt.gemm[pl.ti] != nullptr && pl.n >= kt.gemm_min_n && pl.m >= 16;
+    // the GEMM pads a to its 32-row (16-row) tiles: with fewer rows the dot kernel wastes less.
+    // An ordered product takes the F32-panel GEMM for every shape: its tiles sum over k in order.
+    const bool ordered = ggml_mul_mat_is_ordered(dst) && kt.gemm_kpair[pl.ti] == 1;
+    pl.gemm = kt.gemm[pl.ti] != nullptr && (ordered || (pl.n >= kt.gemm_min_n && pl.m >= 16));
     const size_t row_f32 = align_up(size_t(pl.k) * sizeof(float), k_align);
     if (pl.gemm) {
         pl.vt = kt.gemm_vec_type[pl.ti];
