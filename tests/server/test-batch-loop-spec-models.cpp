@@ -145,9 +145,10 @@ TEST(batch_loop_spec_models, q4_0_draft_of_every_reference_model_equals_plain) {
 // The plain attention path (-fa off) over an F32 and an F16 cache, on the models whose
 // verification once exposed attention sums that depended on where a sequence's cells lie in
 // the cache (another sequence's rows in the ubatch moved them), and a dense Qwen3 one.
-// tiny-qwen3moe-q4_k_m runs over the F16 cache only: its expert products give logits that
-// differ in the last bits between the plain and the speculative run on either attention
-// path, and over the F32 cache that flips one greedy token.
+// tiny-qwen3moe-q4_k_m runs over the F16 cache only: its logits differ in the last bits
+// between the plain and the speculative run on either attention path (sums outside attention
+// that depend on the batch, as in the Qwen2, Qwen3 and Mixtral Q4_K_M files), and over the F32
+// cache that flips one greedy token.
 TEST(batch_loop_spec_models, q4_0_draft_equals_plain_with_plain_attention) {
     INFERD_REQUIRE_TESTDATA(dir);
     uint64_t accepted = 0;
