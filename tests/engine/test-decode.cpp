@@ -274,3 +274,50 @@ TEST(decode, kv_cache_types) {
     bad.flash_attn = true;
     EXPECT_THROW(context(*m, bad), std::runtime_error);
 }
+
+// The plain attention path gives a sequence the same logits, bit for bit, whether or not
+// another sequence's tokens share its ubatch. Those take the cells before the new tokens, so
+// the sequence's cells sit at other places relative to each other (its first token stays in
+// cell 0, the rest move), and the attention sums (softmax and KQV, over every cell with the
+// masked ones as zeros) must not depend on where they are.
+TEST(decode, plain_attention_ignores_other_sequences_of_the_ubatch) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    auto m = load(dir, "tiny-llama-q4_k_m");
+    std::vector<int32_t> prompt = {1}, other = {1};
+    for (int32_t i = 1; i < 40; ++i) prompt.push_back(259 + (i * 37) % 250);
+    for (int32_t i = 1; i < 21; ++i) other.push_back(300 + (i * 53) % 200);
+    for (const ggml_type kv_type : {GGML_TYPE_F32, GGML_TYPE_F16}) {
+        // cell 0: seq 0's first token; cells 1..21: seq 1; then n_others tokens of seq 1 and
+        // the rest of seq 0's prompt in one batch.
+        auto prompt_logits = [&](int32_t n_others) {
+            context_params cp = f32_params(512, 2);
+            cp.flash_attn = false;
+            cp.type_k = cp.type_v = kv_type;
+            context c(*m, cp);
+            llm_batch first;
+            first.add(prompt[0], 0, 0, false);
+            for (size_t i = 0; i < other.size(); ++i) first.add(other[i], int32_t(i), 1, false);
+            EXPECT_EQ(c.decode(first), 0) << c.last_error();
+            llm_batch b;
+            for (int32_t i = 0; i < n_others; ++i) b.add(400 + i, int32_t(other.size()) + i, 1, true);
+            for (size_t i = 1; i < prompt.size(); ++i) b.add(prompt[i], int32_t(i), 0, true);
+            EXPECT_EQ(c.decode(b), 0) << c.last_error();
+            std::vector<float> out;
+            for (size_t i = 1; i < prompt.size(); ++i) {
+                const float * r = c.logits(n_others + int32_t(i) - 1);
+                if (!r) return std::vector<float>{};
+                out.insert(out.end(), r, r + c.n_vocab());
+            }
+            return out;
+        };
+        const std::vector<float> alone = prompt_logits(0);
+        ASSERT_FALSE(alone.empty());
+        for (int32_t n_others : {1, 2, 3, 7}) {
+            const std::vector<float> together = prompt_logits(n_others);
+            ASSERT_EQ(together.size(), alone.size());
+            size_t n_diff = 0;
+            for (size_t i = 0; i < alone.size(); ++i) n_diff += together[i] != alone[i] ? 1 : 0;
+            EXPECT_EQ(n_diff, 0u) << ggml_type_name(kv_type) << " cache, " << n_others << " tokens of seq 1 first";
+        }
+    }
+}
