@@ -119,12 +119,7 @@ ggml_tensor * graph_builder::build_attn_scores(ggml_tensor * q, ggml_tensor * kv
         ggml_tensor * o = ggml_flash_attn_ext(ctx_, qp, kview, vview, mask, scale, hp.attn_softcap);
         return ggml_reshape_2d(ctx_, o, int64_t(hp.n_embd_head_v) * hp.n_head, n_tokens);  // [head_v * n_head, n_tokens]
     }
-    // Both products sum in order, and the softmax sums the visible cells only, so that a
-    // token's attention is the same whatever other tokens share the ubatch and wherever its
-    // sequence's cells lie in the cache (masked cells add exact zeros).
-    ggml_tensor * kq = ggml_mul_mat(ctx_, kview, qp);  // [n_kv, n_tokens, n_head]
-    ggml_mul_mat_set_ordered(kq);
-    kq = build_soft_max(kq, mask);
+    ggml_tensor * kq = build_soft_max(ggml_mul_mat(ctx_, kview, qp), mask);  // [n_kv, n_tokens, n_head]
     if (vview->type == GGML_TYPE_F16) {
         // The weights meet an F16 V in F16 precision (products accumulated in F32), as the
         // reference engines' attention does.
@@ -133,7 +128,6 @@ ggml_tensor * graph_builder::build_attn_scores(ggml_tensor * q, ggml_tensor * kv
     }
     ggml_tensor * vt = ggml_cont(ctx_, ggml_transpose(ctx_, vview));  // [n_kv, head_v, n_head_kv]
     ggml_tensor * kqv = ggml_mul_mat(ctx_, vt, kq);                   // [head_v, n_tokens, n_head]
-    ggml_mul_mat_set_ordered(kqv);
     ggml_tensor * o = ggml_permute(ctx_, kqv, 0, 2, 1, 3);            // [head_v, n_head, n_tokens]
     return ggml_cont_2d(ctx_, o, int64_t(hp.n_embd_head_v) * hp.n_head, n_tokens);
 }

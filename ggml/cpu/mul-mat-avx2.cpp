@@ -149,36 +149,21 @@ void pack_b(const uint32_t * const * rows, int64_t n, uint32_t * panel) {
 // ---- register tile: 16 rows x 6 columns ----
 
 // Stores 8 lanes, only the first n (0..8) of them.
-void store_part(float * d, __m256 v, int64_t n) {
+void store_part(float * d, __m256 v, int64_t n, bool first) {
     if (n <= 0) return;
     if (n >= 8) {
-        _mm256_storeu_ps(d, v);
+        _mm256_storeu_ps(d, first ? v : _mm256_add_ps(v, _mm256_loadu_ps(d)));
         return;
     }
     alignas(32) float t[8];
     _mm256_store_ps(t, v);
-    for (int64_t i = 0; i < n; ++i) d[i] = t[i];
+    for (int64_t i = 0; i < n; ++i) d[i] = first ? t[i] : d[i] + t[i];
 }
 
-// Loads 8 lanes, only the first n (0..8) of them (the rest 0).
-__m256 load_part(const float * d, int64_t n) {
-    if (n >= 8) return _mm256_loadu_ps(d);
-    alignas(32) float t[8] = {};
-    for (int64_t i = 0; i < n; ++i) t[i] = d[i];
-    return _mm256_load_ps(t);
-}
-
-// Continues the sums of d (zeros for the first block of k) over the next kc elements of k,
-// one product after the other, so that every element of d is summed in k order whatever
-// the blocking.
 void tile_f32(int64_t kc, const float * ap, const float * bp, float * d, int64_t ldd, int64_t m, int64_t n, bool first) {
     __m256 c[k_nr][2];
 #pragma GCC unroll 6
-    for (int j = 0; j < k_nr; ++j) {
-        const bool load = !first && j < n;
-        c[j][0] = load ? load_part(d + j * ldd, m) : _mm256_setzero_ps();
-        c[j][1] = load ? load_part(d + j * ldd + 8, m - 8) : _mm256_setzero_ps();
-    }
+    for (int j = 0; j < k_nr; ++j) c[j][0] = c[j][1] = _mm256_setzero_ps();
     for (int64_t k = 0; k < kc; ++k) {
         const __m256 a0 = _mm256_load_ps(ap), a1 = _mm256_load_ps(ap + 8);
 #pragma GCC unroll 6
@@ -193,8 +178,8 @@ void tile_f32(int64_t kc, const float * ap, const float * bp, float * d, int64_t
 #pragma GCC unroll 6
     for (int j = 0; j < k_nr; ++j) {
         if (j >= n) break;
-        store_part(d + j * ldd, c[j][0], m);
-        store_part(d + j * ldd + 8, c[j][1], m - 8);
+        store_part(d + j * ldd, c[j][0], m, first);
+        store_part(d + j * ldd + 8, c[j][1], m - 8, first);
     }
 }
 

@@ -204,23 +204,10 @@ inline __attribute__((always_inline)) void tile_store(__m512 c[k_nr][2], float *
     }
 }
 
-// The tile's sums so far: zeros for the first block of k, else what d holds.
-inline __attribute__((always_inline)) void tile_load(__m512 c[k_nr][2], const float * d, int64_t ldd, int64_t m,
-                                                     int64_t n, bool first) {
-    const __mmask16 m0 = mask16(m), m1 = m > 16 ? mask16(m - 16) : __mmask16(0);
-#pragma GCC unroll 12
-    for (int j = 0; j < k_nr; ++j) {
-        const bool load = !first && j < n;
-        c[j][0] = load ? _mm512_maskz_loadu_ps(m0, d + j * ldd) : _mm512_setzero_ps();
-        c[j][1] = load ? _mm512_maskz_loadu_ps(m1, d + j * ldd + 16) : _mm512_setzero_ps();
-    }
-}
-
-// Continues the sums of d over the next kc elements of k, one product after the other, so
-// that every element of d is summed in k order whatever the blocking.
 void tile_f32(int64_t kc, const float * ap, const float * bp, float * d, int64_t ldd, int64_t m, int64_t n, bool first) {
     __m512 c[k_nr][2];
-    tile_load(c, d, ldd, m, n, first);
+#pragma GCC unroll 12
+    for (int j = 0; j < k_nr; ++j) c[j][0] = c[j][1] = _mm512_setzero_ps();
     for (int64_t k = 0; k < kc; ++k) {
         const __m512 a0 = _mm512_load_ps(ap), a1 = _mm512_load_ps(ap + 16);
 #pragma GCC unroll 12
@@ -232,7 +219,7 @@ void tile_f32(int64_t kc, const float * ap, const float * bp, float * d, int64_t
         ap += k_mr;
         bp += k_nr;
     }
-    tile_store(c, d, ldd, m, n, true);
+    tile_store(c, d, ldd, m, n, first);
 }
 
 // np pairs of k: ap[p * 32 + i] and bp[p * 12 + j] are 32-bit BF16 pairs.

@@ -52,7 +52,6 @@ struct mul_mat_plan {
     int64_t k = 0, m = 0, n = 0;
     int64_t ne12 = 1, ne13 = 1, r2 = 1, r3 = 1;  // b's batches; a repeats r2 x r3 times
     bool gemm = false;
-    bool ordered_dot = false;      // dot path of an ordered product: mul_mat_dot_ordered
     ggml_type vt = GGML_TYPE_F32;  // type the kernels want the activations in
     bool convert = false;          // b goes through the work buffer
     ggml_from_float_fn from_f32 = nullptr;  // dot path: F32 row -> vt row
@@ -114,11 +113,8 @@ mul_mat_plan mul_mat_make_plan(const ggml_tensor * dst, const ggml_mul_mat_kerne
         pl.thread_bytes = align_up(pl.thread_bytes, k_align);
         return pl;
     }
-    // the GEMM pads a to its 32-row (16-row) tiles: with fewer rows the dot kernel wastes less.
-    // An ordered product takes the F32-panel GEMM for every shape (its tiles sum over k in
-    // order), or mul_mat_dot_ordered where the path has no GEMM for the type.
-    const bool ordered = ggml_mul_mat_is_ordered(dst) && pl.ke->gemm_kpair == 1;
-    pl.gemm = pl.ke->gemm != nullptr && (ordered || (pl.n >= kt.gemm_min_n && pl.m >= 16));
+    // the GEMM pads a to its 32-row (16-row) tiles: with fewer rows the dot kernel wastes less
+    pl.gemm = pl.ke->gemm != nullptr && pl.n >= kt.gemm_min_n && pl.m >= 16;
     const size_t row_f32 = align_up(size_t(pl.k) * sizeof(float), k_align);
     if (pl.gemm) {
         pl.vt = pl.ke->gemm_vec_type;
@@ -135,7 +131,6 @@ mul_mat_plan mul_mat_make_plan(const ggml_tensor * dst, const ggml_mul_mat_kerne
         pl.thread_bytes = std::max(kt.gemm_scratch, size_t(pl.nr) * (row_f32 + row_b16));
     } else {
         pl.vt = pl.ke->dot_vec_type;
-        pl.ordered_dot = ordered && pl.vt == GGML_TYPE_F32;
         pl.convert = pl.vt != GGML_TYPE_F32 || b->nb[0] != sizeof(float);
         pl.from_f32 = ggml_mul_mat_from_f32(*pl.ke, pl.vt);
         pl.row_bytes = align_up(ggml_row_size(pl.vt, pl.k), k_align);
@@ -250,28 +245,6 @@ float * mul_mat_dst_batch(ggml_tensor * dst, const mul_mat_plan & pl, int64_t bi
     return reinterpret_cast<float *>(static_cast<char *>(dst->data) + i12 * dst->nb[2] + i13 * dst->nb[3]);
 }
 
-// The dot kernel of an ordered product on a path without a GEMM for its type: each sum over k
-// in order, one product after the other, with the row of a widened to F32 a chunk at a time.
-void mul_mat_dot_ordered(ggml_type ta, int64_t k, const char * a, size_t lda, int64_t nr, const char * b, size_t ldb,
-                         int64_t nc, float * y, int64_t ldy) {
-    constexpr int64_t chunk = 256;
-    float row[chunk];
-    const ggml_to_float_fn to_float = ggml_get_type_traits(ta).to_float;
-    for (int64_t r = 0; r < nr; ++r) {
-        for (int64_t c = 0; c < nc; ++c) y[c * ldy + r] = 0.0f;
-        for (int64_t k0 = 0; k0 < k; k0 += chunk) {
-            const int64_t kn = std::min(chunk, k - k0);
-            to_float(a + size_t(r) * lda + ggml_row_size(ta, k0), row, kn);
-            for (int64_t c = 0; c < nc; ++c) {
-                const float * x = reinterpret_cast<const float *>(b + size_t(c) * ldb) + k0;
-                float sum = y[c * ldy + r];
-                for (int64_t i = 0; i < kn; ++i) sum += row[i] * x[i];
-                y[c * ldy + r] = sum;
-            }
-        }
-    }
-}
-
 // Phase 2, dot path: jobs are (batch, chunk of rows, chunk of columns); row chunks are
 // multiples of 16 rows, so that two threads never write the same cache line of dst.
 void mul_mat_run_dot(const ggml_compute_params & p, const mul_mat_plan & pl, ggml_tensor * dst,
@@ -303,13 +276,8 @@ void mul_mat_run_dot(const ggml_compute_params & p, const mul_mat_plan & pl, ggm
                 pb = static_cast<const char *>(b->data) + (bi % pl.ne12) * b->nb[2] + (bi / pl.ne12) * b->nb[3];
                 ldb = b->nb[1];
             }
-            const char * pa = mul_mat_a_batch(a, pl, bi) + size_t(r0) * pl.lda;
-            float * py = mul_mat_dst_batch(dst, pl, bi) + c0 * ldy + r0;
-            if (pl.ordered_dot) {
-                mul_mat_dot_ordered(a->type, pl.k, pa, pl.lda, nr, pb + size_t(c0) * ldb, ldb, nc, py, ldy);
-            } else {
-                dot(pl.k, pa, pl.lda, nr, pb + size_t(c0) * ldb, ldb, nc, py, ldy);
-            }
+            dot(pl.k, mul_mat_a_batch(a, pl, bi) + size_t(r0) * pl.lda, pl.lda, nr, pb + size_t(c0) * ldb, ldb, nc,
+                mul_mat_dst_batch(dst, pl, bi) + c0 * ldy + r0, ldy);
         }
     }, 1);
 }

@@ -3,9 +3,8 @@
 // soft_max: y = softmax(x * scale + mask) per row, numerically stable (the row maximum is
 // subtracted before exp). The mask (F32 or F16, optional) has rows [ne0, >= ne1, m2, m3]:
 // row (i1, i2, i3) of a uses mask row (i1, i2 % m2, i3 % m3). -inf in the mask excludes an
-// element; a row whose every element is -inf gives zeros (not NaN). With a mask, the sum of
-// a row takes its non-zero terms only, in order, so that it does not depend on where the
-// excluded elements are. In place when dst shares a's memory.
+// element; a row whose every element is -inf gives zeros (not NaN). In place when dst shares
+// a's memory.
 // argmax: index (I32) of the first largest element of each row; NaNs are ignored, and a row
 // of NaNs gives 0.
 #include "cpu/ops-common.h"
@@ -22,18 +21,6 @@ const float * soft_max_mask_row(const ggml_tensor * mask, const row_index & ri, 
                                 const ggml_cpu_convert_fns & cv) {
     const char * row = row_ptr(mask, ri.i1, ri.i2 % mask->ne[2], ri.i3 % mask->ne[3]);
     return load_row_f32(mask, row, buf, cv);
-}
-
-// Sum of the row y (n elements) over its non-zero elements only, gathered in order into buf
-// first: the sum is then the same wherever the masked-out elements sit in the row (attention
-// over a KV cache whose cells of one sequence lie at different places from run to run).
-float soft_max_masked_sum(const float * y, int64_t n, float * buf, const ggml_cpu_vec_fns & vec) {
-    int64_t k = 0;
-    for (int64_t i = 0; i < n; ++i) {
-        buf[k] = y[i];
-        k += y[i] != 0.0f ? 1 : 0;
-    }
-    return vec.sum(buf, k);
 }
 
 }  // namespace
@@ -65,8 +52,7 @@ void ggml_cpu_op_soft_max(const ggml_compute_params & p, ggml_tensor * dst) {
             if (m == -INFINITY) {
                 std::fill(y, y + ne0, 0.0f);
             } else {
-                float sum = vec.exp_sum(buf.a, m, y, ne0);
-                if (mask) sum = soft_max_masked_sum(y, ne0, buf.b, vec);
+                const float sum = vec.exp_sum(buf.a, m, y, ne0);
                 vec.scale(y, 1.0f / sum, 0.0f, y, ne0);
             }
             if (!y_direct) store_row_f32(dst, drow, y, cv);

@@ -141,13 +141,6 @@ ggml_tensor * ggml_mul_mat(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b)
     return r;
 }
 
-void ggml_mul_mat_set_ordered(ggml_tensor * t) {
-    GGML_ASSERT(t->op == GGML_OP_MUL_MAT);
-    t->op_params[0] = 1;
-}
-
-bool ggml_mul_mat_is_ordered(const ggml_tensor * t) { return t->op == GGML_OP_MUL_MAT && t->op_params[0] == 1; }
-
 ggml_tensor * ggml_rope(ggml_context * ctx, ggml_tensor * a, ggml_tensor * pos, const ggml_rope_params & p) {
     return ggml_rope_ff(ctx, a, pos, nullptr, p);
 }

@@ -19,8 +19,7 @@
 // the causal rows of a prompt chunk).
 //
 // Also: the fused op against the unfused attention (mul_mat, soft_max_ext, mul_mat) in one
-// graph placed by the graph allocator, and the unfused attention with ordered products giving
-// the same rows bit for bit wherever the visible cells lie.
+// graph placed by the graph allocator.
 //
 // Bound: max |result - reference| <= 1e-5 * max |reference| per case (F32 arithmetic), and
 // rows that see no cell must be exactly zero.
@@ -578,67 +577,6 @@ TEST(flash_attn, equals_unfused_attention_in_a_graph) {
             big = std::max(big, std::fabs(a.v[e]));
         }
         EXPECT_LE(err, 1e-5 * big) << be.label;
-    }
-}
-
-// The unfused attention as the engine builds it (ordered mul_mats around soft_max_ext) gives
-// the same rows, bit for bit, when the visible cells of the cache move: the first stays in
-// cell 0, the other 40 start `shift` cells later, and the cells nobody sees hold other values.
-std::vector<float> unfused_rows_at(backend_entry & be, int64_t shift) {
-    const int64_t d = 32, n_head = 2, n_tok = 3, n_kv = 128, n_vis = 41, first = 10;
-    ggml_init_params ip;
-    ip.mem_size = 32 * ggml_tensor_overhead() + ggml_graph_overhead();
-    ip.no_alloc = true;
-    ggml_context_ptr ctx(ggml_init(ip));
-    ggml_context * c = ctx.get();
-    ggml_tensor * q = ggml_new_tensor_3d(c, GGML_TYPE_F32, d, n_tok, n_head);
-    ggml_tensor * k = ggml_new_tensor_3d(c, GGML_TYPE_F32, d, n_kv, n_head);
-    ggml_tensor * v = ggml_new_tensor_3d(c, GGML_TYPE_F32, n_kv, d, n_head);  // transposed already
-    ggml_tensor * mask = ggml_new_tensor_2d(c, GGML_TYPE_F32, n_kv, n_tok);
-    ggml_tensor * kq = ggml_mul_mat(c, k, q);  // [n_kv, n_tok, n_head]
-    ggml_mul_mat_set_ordered(kq);
-    ggml_tensor * out = ggml_mul_mat(c, v, ggml_soft_max_ext(c, kq, mask, 0.3f));  // [d, n_tok, n_head]
-    ggml_mul_mat_set_ordered(out);
-    ggml_set_output(out);
-    ggml_cgraph * gf = ggml_new_graph(c);
-    ggml_build_forward_expand(gf, out);
-    ggml_gallocr galloc(be.buffer_type());
-    EXPECT_TRUE(galloc.alloc_graph(gf)) << be.label;
-    std::vector<double> qv(size_t(ggml_nelements(q))), kv(size_t(ggml_nelements(k))), vv(kv.size());
-    std::vector<double> mv(size_t(n_kv * n_tok), -INFINITY);
-    rng junk(800 + uint64_t(shift)), vals(801);
-    for (double & e : qv) e = float(vals.uniform(-2, 2));
-    for (double & e : kv) e = float(junk.uniform(-2, 2));
-    for (double & e : vv) e = float(junk.uniform(-2, 2));
-    for (int64_t j = 0; j < n_vis; ++j) {
-        const int64_t cell = j == 0 ? 0 : first + shift + j;
-        for (int64_t h = 0; h < n_head; ++h)
-            for (int64_t e = 0; e < d; ++e) {
-                kv[size_t((h * n_kv + cell) * d + e)] = float(vals.uniform(-2, 2));
-                vv[size_t((h * d + e) * n_kv + cell)] = float(vals.uniform(-2, 2));
-            }
-        for (int64_t t = 0; t < n_tok; ++t) mv[size_t(t * n_kv + cell)] = j <= n_vis - n_tok + t ? 0.0 : -INFINITY;
-    }
-    bops::write_tensor(q, qv);
-    bops::write_tensor(k, kv);
-    bops::write_tensor(v, vv);
-    bops::write_tensor(mask, mv);
-    EXPECT_EQ(be.compute(gf), GGML_STATUS_SUCCESS) << be.label;
-    const bops::dt o = bops::read_tensor(out);
-    return std::vector<float>(o.v.begin(), o.v.end());
-}
-
-TEST(flash_attn, unfused_attention_ignores_where_the_visible_cells_are) {
-    for (backend_entry & be : backends()) {
-        if (!be.is_cpu()) continue;
-        const std::vector<float> ref = unfused_rows_at(be, 0);
-        for (int64_t shift : {1, 2, 3, 13, 40}) {
-            const std::vector<float> got = unfused_rows_at(be, shift);
-            ASSERT_EQ(got.size(), ref.size());
-            size_t n_diff = 0;
-            for (size_t i = 0; i < ref.size(); ++i) n_diff += got[i] != ref[i] ? 1 : 0;
-            EXPECT_EQ(n_diff, 0u) << be.label << " shift " << shift;
-        }
     }
 }
 

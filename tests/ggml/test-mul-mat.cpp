@@ -331,7 +331,6 @@ struct mm_case {
     std::vector<int64_t> a_mem, b_mem;  // shapes of the allocated tensors
     ggml_tensor * (*make_a)(ggml_context *, ggml_tensor *);
     ggml_tensor * (*make_b)(ggml_context *, ggml_tensor *);
-    bool ordered = false;  // ggml_mul_mat_set_ordered on the node
 };
 
 ggml_tensor * same(ggml_context *, ggml_tensor * t) { return t; }
@@ -355,7 +354,6 @@ void run_case(const mm_case & c, uint64_t seed) {
     ggml_tensor * a = c.make_a(ctx.get(), am);
     ggml_tensor * b = c.make_b(ctx.get(), bm);
     ggml_tensor * y = ggml_mul_mat(ctx.get(), a, b);
-    if (c.ordered) ggml_mul_mat_set_ordered(y);
     ggml_set_output(y);
     ggml_cgraph * gf = ggml_new_graph(ctx.get());
     ggml_build_forward_expand(gf, y);
@@ -415,26 +413,6 @@ TEST(MulMatOp, OddSizes) {
                 }
 }
 
-ggml_tensor * permute_12(ggml_context * ctx, ggml_tensor * t);
-
-// Ordered products (every column count on the GEMM where the path has one) on odd sizes,
-// several packing blocks of k, and the attention-like permuted operands.
-TEST(MulMatOp, OrderedOddSizes) {
-    uint64_t seed = 500;
-    for (ggml_type t : k_types) {
-        for (int64_t k : {7, 300, 520})
-            for (int64_t m : {1, 5, 17, 40})
-                for (int64_t n : {1, 3, 13}) {
-                    run_case({"ordered " + shape_name("a", t, k, m) + " n=" + std::to_string(n), t, {k, m, 1, 1},
-                              {k, n, 1, 1}, same, same, true},
-                             seed++);
-                }
-        run_case({"ordered permuted " + std::string(ggml_type_name(t)), t, {64, 2, 11, 1}, {64, 8, 5, 1}, permute_12,
-                  permute_12, true},
-                 seed++);
-    }
-}
-
 // Several row blocks, panels and packing blocks of k in one node.
 TEST(MulMatOp, LargerGemm) {
     uint64_t seed = 200;
@@ -475,68 +453,6 @@ TEST(MulMatOp, NonContiguous) {
             run_case({tn + " a and b permuted" + ns, t, {64, 2, 11, 1}, {64, 8, n, 1}, permute_12, permute_12}, seed++);
             // views whose rows are not adjacent
             run_case({tn + " a and b inner views" + ns, t, {43, 9, 2, 1}, {43, n, 4, 1}, inner_view, inner_view}, seed++);
-        }
-    }
-}
-
-// An ordered product (ggml_mul_mat_set_ordered) of a [K, M] and b [K, N] on a CPU backend.
-std::vector<float> ordered_product(backend_entry & be, ggml_type ta, int64_t K, int64_t M, int64_t N,
-                                   const std::vector<float> & a_vals, const std::vector<float> & b_vals) {
-    ggml_init_params ip;
-    ip.mem_size = 8 * ggml_tensor_overhead() + ggml_graph_overhead();
-    ip.no_alloc = true;
-    ggml_context_ptr ctx(ggml_init(ip));
-    ggml_tensor * a = ggml_new_tensor_2d(ctx.get(), ta, K, M);
-    ggml_tensor * b = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_F32, K, N);
-    ggml_tensor * y = ggml_mul_mat(ctx.get(), a, b);
-    ggml_mul_mat_set_ordered(y);
-    ggml_cgraph * gf = ggml_new_graph(ctx.get());
-    ggml_build_forward_expand(gf, y);
-    ggml_backend_buffer_ptr buf = ggml_backend_alloc_ctx_tensors(ctx.get(), ggml_backend_cpu_buffer_type());
-    std::vector<uint8_t> amem(ggml_nbytes(a));
-    for (size_t i = 0; i < a_vals.size(); ++i) store_as(ta, amem.data() + i * ggml_type_size(ta), a_vals[i]);
-    ggml_backend_tensor_set(a, amem.data(), 0, amem.size());
-    ggml_backend_tensor_set(b, b_vals.data(), 0, b_vals.size() * sizeof(float));
-    EXPECT_EQ(be.compute(gf), GGML_STATUS_SUCCESS) << be.label;
-    std::vector<float> out(size_t(M * N));
-    ggml_backend_tensor_get(y, out.data(), 0, out.size() * sizeof(float));
-    return out;
-}
-
-// An ordered product sums over k in order: column 0 of b holds the same non-zero terms at
-// other places in k (the first one stays, the rest move by a few), with arbitrary values of
-// a where b is zero, and other columns come along; its results stay the same bit for bit.
-// This is attention's KQV product over the cells of a cache shared by several sequences.
-TEST(MulMatOp, OrderedSumsDoNotDependOnWhereZerosAre) {
-    const int64_t K = 300, M = 20, n_terms = 60;
-    for (ggml_type t : {GGML_TYPE_F32, GGML_TYPE_F16}) {
-        for (backend_entry & be : backends()) {
-            if (!be.is_cpu()) continue;
-            std::vector<float> first;
-            for (const int64_t shift : {0, 1, 2, 3, 17, 100}) {
-                const int64_t N = shift == 0 ? 1 : 1 + shift % 7;
-                rng g{uint64_t(900 + shift)};
-                std::vector<float> a(size_t(K * M)), b(size_t(K * N));
-                for (float & v : a) v = float(g.uniform());
-                for (float & v : b) v = float(g.uniform());
-                for (int64_t k = 0; k < K; ++k) b[size_t(k)] = 0.0f;
-                rng terms{7};
-                for (int64_t j = 0; j < n_terms; ++j) {
-                    const int64_t k = j == 0 ? 0 : j + shift;  // where term j sits
-                    b[size_t(k)] = float(terms.uniform());
-                    for (int64_t m = 0; m < M; ++m) a[size_t(m * K + k)] = float(terms.uniform());
-                }
-                const std::vector<float> y = ordered_product(be, t, K, M, N, a, b);
-                const std::vector<float> col0(y.begin(), y.begin() + M);
-                if (shift == 0) {
-                    first = col0;
-                    continue;
-                }
-                for (int64_t m = 0; m < M; ++m) {
-                    EXPECT_EQ(col0[size_t(m)], first[size_t(m)])
-                        << be.label << " " << ggml_type_name(t) << " shift " << shift << " row " << m;
-                }
-            }
         }
     }
 }

@@ -229,13 +229,6 @@ float ggml_get_norm_eps(const ggml_tensor * t);
 // ne12 % ne2 == 0, ne13 % ne3 == 0 (a is broadcast over b's batches: grouped-query attention).
 // Result F32 [M, N, ne12, ne13]: dst[m, n, i2, i3] = sum_k a[k, m, i2/(ne12/ne2), i3/(ne13/ne3)] * b[k, n, i2, i3].
 ggml_tensor * ggml_mul_mat(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b);
-// Marks a MUL_MAT node to sum each dot product over k in order, one product after the other,
-// the same way for every column count of b: a result then depends neither on the other columns
-// nor on where zero terms sit in k (they add exactly), as attention over the cells of a KV cache
-// shared by several sequences needs. The CPU backend honours it for F32 and F16 a (and BF16 a
-// where its ISA path keeps the activations in F32); other backends and types ignore it.
-void ggml_mul_mat_set_ordered(ggml_tensor * t);
-bool ggml_mul_mat_is_ordered(const ggml_tensor * t);
 // Rotary position embedding. a F32 [head_dim, n_head, n_tokens, 1]; pos I32 [n_tokens].
 // The first n_dims elements of each head rotate (n_dims even, <= head_dim), the rest pass.
 // theta_i = pos * freq_base^(-2i/n_dims), scaled by freq_scale and YaRN (ext_factor,
