@@ -135,4 +135,5 @@ struct batch_loop::impl {
     void after_decode_slot(batch_slot & s);
     void drop_cancelled();
     void update_stats();
+    void count_running();  // n_running from the slots
 };

@@ -413,7 +413,7 @@ void batch_loop::impl::finish(batch_slot & s, gen_finish reason, const std::stri
     u.draft_accepted = j->draft_accepted;
     // The gauge drops before the answer goes out: a client that has its answer never sees its
     // request still counted as running.
-    n_running = uint32_t(std::count_if(slots.begin(), slots.end(), [](const batch_slot & x) { return x.job != nullptr; }));
+    count_running();
     try {
         j->req.sink->on_finished(reason, u, message);
     } catch (...) {
@@ -451,10 +451,12 @@ void batch_loop::impl::drop_cancelled() {
     }
 }
 
+void batch_loop::impl::count_running() {
+    n_running = uint32_t(std::count_if(slots.begin(), slots.end(), [](const batch_slot & s) { return s.job != nullptr; }));
+}
+
 void batch_loop::impl::update_stats() {
-    uint32_t running = 0;
-    for (const batch_slot & s : slots) running += s.job ? 1 : 0;
-    n_running = running;
+    count_running();
     if (ctx) kv_usage = float(ctx->kv().used()) / float(ctx->kv().size());
     std::lock_guard<std::mutex> lk(mu);
     n_waiting = uint32_t(queue.size());

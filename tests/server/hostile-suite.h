@@ -69,11 +69,7 @@ protected:
         auto r = inferd_call(proc_->port(), "GET", "/metrics");
         return r ? r->body : "";
     }
-    static double metric(const std::string & text, const std::string & name) {
-        const std::regex re("(^|\\n)" + name + " ([0-9.eE+-]+)");
-        std::smatch m;
-        return std::regex_search(text, m, re) ? std::stod(m[2]) : -1.0;
-    }
+    static double metric(const std::string & text, const std::string & name) { return inferd_metric(text, name); }
     // The status and parsed body of a POST with this raw body.
     static std::pair<int, json> post_raw(const std::string & path, const std::string & body) {
         auto r = inferd_call(proc_->port(), "POST", path, body);

@@ -135,6 +135,13 @@ private:
     std::string log_path_;
 };
 
+// The value of an unlabelled metric in a /metrics text; -1 when it is not there.
+inline double inferd_metric(const std::string & text, const std::string & name) {
+    const std::regex re("(^|\\n)" + name + " ([0-9.eE+-]+)");
+    std::smatch m;
+    return std::regex_search(text, m, re) ? std::stod(m[2]) : -1.0;
+}
+
 // One request on a fresh connection.
 inline std::optional<test_response> inferd_call(uint16_t port, std::string_view method, std::string_view path,
                                                 std::string_view body = {}, std::string_view extra_headers = {}) {

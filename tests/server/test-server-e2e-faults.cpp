@@ -19,12 +19,6 @@ using nlohmann::json;
 
 namespace {
 
-double metric_value(const std::string & text, const std::string & name) {
-    const std::regex re("(^|\\n)" + name + " ([0-9.eE+-]+)");
-    std::smatch m;
-    return std::regex_search(text, m, re) ? std::stod(m[2]) : -1.0;
-}
-
 struct outcome {
     int status = 0;
     bool error_event = false;  // a stream carried {"error":…}
@@ -84,8 +78,8 @@ TEST(server_e2e_faults, injected_faults_fail_their_requests_and_the_daemon_goes_
     EXPECT_GT(failed, 0);
     EXPECT_GT(ok, 0);
     const std::string metrics = inferd_call(p.port(), "GET", "/metrics")->body;
-    EXPECT_EQ(metric_value(metrics, "inferd_requests_running"), 0.0) << metrics;
-    EXPECT_EQ(metric_value(metrics, "inferd_requests_waiting"), 0.0) << metrics;
+    EXPECT_EQ(inferd_metric(metrics, "inferd_requests_running"), 0.0) << metrics;
+    EXPECT_EQ(inferd_metric(metrics, "inferd_requests_waiting"), 0.0) << metrics;
     EXPECT_NE(p.log().find("injected fault at token"), std::string::npos) << p.log();
     EXPECT_NE(p.log().find("std::bad_alloc"), std::string::npos) << p.log();
     EXPECT_EQ(p.terminate(), 0) << p.log();
@@ -118,7 +112,7 @@ TEST(server_e2e_faults, connections_over_max_connections_get_503) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     ASSERT_TRUE(m && m->status == 200);
-    EXPECT_GE(metric_value(m->body, "inferd_http_connections_refused_total"), 1.0) << m->body;
+    EXPECT_GE(inferd_metric(m->body, "inferd_http_connections_refused_total"), 1.0) << m->body;
     EXPECT_NE(p.log().find("the limit is 4 (--max-connections)"), std::string::npos) << p.log();
     EXPECT_EQ(p.terminate(), 0);
 }

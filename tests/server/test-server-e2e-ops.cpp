@@ -18,12 +18,6 @@ namespace {
 
 std::string model_path(const std::string & dir) { return dir + "/models/stories260K-f32.gguf"; }
 
-double metric_value(const std::string & text, const std::string & name) {
-    const std::regex re("(^|\\n)" + name + " ([0-9.eE+-]+)");
-    std::smatch m;
-    return std::regex_search(text, m, re) ? std::stod(m[2]) : -1.0;
-}
-
 }  // namespace
 
 TEST(server_e2e_ops, api_keys_guard_the_api_but_not_health) {
@@ -99,16 +93,16 @@ TEST(server_e2e_ops, disconnect_mid_stream_frees_the_slot) {
     }
     double running = -1;
     for (int i = 0; i < 200; ++i) {
-        running = metric_value(inferd_call(p.port(), "GET", "/metrics")->body, "inferd_requests_running");
+        running = inferd_metric(inferd_call(p.port(), "GET", "/metrics")->body, "inferd_requests_running");
         if (running == 0) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     EXPECT_EQ(running, 0);
     const std::string m = inferd_call(p.port(), "GET", "/metrics")->body;
-    EXPECT_EQ(metric_value(m, "inferd_requests_waiting"), 0);
-    EXPECT_GT(metric_value(m, "inferd_generation_tokens_total"), 0) << m;
-    EXPECT_LT(metric_value(m, "inferd_generation_tokens_total"), 8000) << "the request ended when its client left";
-    EXPECT_GT(metric_value(m, "inferd_decode_steps_total"), 0);
+    EXPECT_EQ(inferd_metric(m, "inferd_requests_waiting"), 0);
+    EXPECT_GT(inferd_metric(m, "inferd_generation_tokens_total"), 0) << m;
+    EXPECT_LT(inferd_metric(m, "inferd_generation_tokens_total"), 8000) << "the request ended when its client left";
+    EXPECT_GT(inferd_metric(m, "inferd_decode_steps_total"), 0);
     EXPECT_NE(m.find("inferd_model_info{"), std::string::npos);
     EXPECT_NE(m.find("inferd_time_to_first_token_seconds_bucket"), std::string::npos);
     // promtool, when installed (Debian package prometheus), checks the exposition.

@@ -17,12 +17,6 @@ namespace {
 
 std::string stories(const std::string & dir) { return dir + "/models/stories260K-f32.gguf"; }
 
-double metric_value(const std::string & text, const std::string & name) {
-    const std::regex re("(^|\\n)" + name + " ([0-9.eE+-]+)");
-    std::smatch m;
-    return std::regex_search(text, m, re) ? std::stod(m[2]) : -1.0;
-}
-
 // BOS and a phrase three times: n-gram lookup has drafts from the first token on.
 json repeated_prompt(int salt) {
     json p = json::array({1});
@@ -82,7 +76,7 @@ TEST(server_e2e_spec, ngram_and_draft_model_answer_as_without_speculation) {
         inferd_process plain({"-m", stories(dir), "-c", "1024"});
         ASSERT_TRUE(plain.wait_ready()) << plain.log();
         expected = answers(plain.port());
-        EXPECT_EQ(metric_value(inferd_call(plain.port(), "GET", "/metrics")->body, "inferd_draft_tokens_total"), 0.0);
+        EXPECT_EQ(inferd_metric(inferd_call(plain.port(), "GET", "/metrics")->body, "inferd_draft_tokens_total"), 0.0);
         EXPECT_EQ(plain.terminate(), 0);
     }
     const std::vector<std::vector<std::string>> variants = {
@@ -99,8 +93,8 @@ TEST(server_e2e_spec, ngram_and_draft_model_answer_as_without_speculation) {
         ASSERT_EQ(got.size(), expected.size());
         for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], expected[i]) << "request " << i / 2 << (i % 2 ? " streamed" : "");
         const std::string m = inferd_call(p.port(), "GET", "/metrics")->body;
-        const double drafted = metric_value(m, "inferd_draft_tokens_total");
-        const double accepted = metric_value(m, "inferd_draft_accepted_total");
+        const double drafted = inferd_metric(m, "inferd_draft_tokens_total");
+        const double accepted = inferd_metric(m, "inferd_draft_accepted_total");
         EXPECT_GT(drafted, 0.0) << m;
         EXPECT_GT(accepted, 0.0) << m;
         EXPECT_LE(accepted, drafted);
