@@ -158,6 +158,6 @@ TEST(LoadgenEmbeddingsRun, ClosedLoopAgainstAFakeServer) {
         for (const nlohmann::json & in : j["input"]) inputs.insert(in.get<std::string>());
         sent += j["input"].size();
     }
-    EXPECT_EQ(sent, size_t(4 * (s.requests + run.warmup_requests)));
+    EXPECT_EQ(sent, size_t(4 * (s.requests + run.warmup_requests + run.late_requests)));
     EXPECT_EQ(inputs.size(), sent);  // every input of the run is its own text
 }

@@ -14,6 +14,7 @@ namespace {
 struct client_log {
     std::vector<loadgen_request_result> counted;
     int64_t warmup = 0;
+    int64_t late = 0;
 };
 
 void client_loop(const loadgen_options & o, const loadgen_prompt_gen & gen, int index,
@@ -34,6 +35,7 @@ void client_loop(const loadgen_options & o, const loadgen_prompt_gen & gen, int 
         }
         const bool failed = !r.error.empty();
         if (r.start_s >= end_s) {
+            ++log->late;
             break;  // sent after the window closed (the body took time to build): not measured
         }
         if (r.start_s < o.warmup_s) {
@@ -63,6 +65,7 @@ loadgen_run_result loadgen_run(const loadgen_options & o) {
     double last_end = 0;
     for (client_log & l : logs) {
         run.warmup_requests += l.warmup;
+        run.late_requests += l.late;
         for (loadgen_request_result & r : l.counted) {
             last_end = std::max(last_end, r.end_s);
             run.results.push_back(std::move(r));

@@ -26,6 +26,7 @@ struct loadgen_run_result {
     std::vector<loadgen_request_result> results;  // counted requests, by client then in order
     double elapsed_s = 0;
     int64_t warmup_requests = 0;
+    int64_t late_requests = 0;  // sent after the window closed (their body took long to build): not measured
 };
 
 loadgen_run_result loadgen_run(const loadgen_options & o);
