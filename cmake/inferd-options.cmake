@@ -22,6 +22,16 @@ if(INFERD_SANITIZE)
   add_link_options(-fsanitize=address,undefined)
 endif()
 
+# The project's libraries are static, except in the sanitizer tree: there each test linking its
+# own instrumented copy of the engine and server with debug information came to ~300 MB a test
+# binary (20 GB a tree), so they are shared objects there, once on disk and quicker to link.
+if(INFERD_SANITIZE)
+  set(INFERD_LIBRARY_KIND SHARED)
+  set(CMAKE_POSITION_INDEPENDENT_CODE ON)
+else()
+  set(INFERD_LIBRARY_KIND STATIC)
+endif()
+
 # Flags of the translation units that hold one instruction-set path of a kernel. They are
 # only called after a CPUID check, so the portable build stays runnable on any x86-64 CPU.
 set(INFERD_FLAGS_AVX2 -mavx2 -mfma -mf16c)
