@@ -200,7 +200,7 @@ function finishStats(run) {
   if (run.firstAt != null) {
     stats.ttftMs = run.firstAt - run.startAt;
     const seconds = (end - run.firstAt) / 1000;
-    if (seconds > 0 && tokens > 0) stats.tps = tokens / seconds;
+    if (seconds >= 0.01 && tokens > 0) stats.tps = tokens / seconds;
   }
   if (run.usage && Number.isFinite(run.usage.prompt_tokens)) stats.promptTokens = run.usage.prompt_tokens;
   return stats;
