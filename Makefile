@@ -37,6 +37,7 @@ serve: build
 			--n-ff 768 --n-vocab 4096 --seed 1 $(DEMO_MODEL); fi
 	@if [ -z "$(MODEL)" ]; then echo "make serve: no MODEL=path given: serving the demo model $(DEMO_MODEL)" \
 		"(random weights: its text is gibberish; use make serve MODEL=your.gguf)"; fi
+	@echo "make serve: the chat page will be at http://$(HOST):$(PORT)/ (open it in a browser once the model is loaded)"
 	./$(BUILD)/server/inferd -m $(if $(MODEL),$(MODEL),$(DEMO_MODEL)) --host $(HOST) --port $(PORT)
 
 demo-tensor: build

@@ -6,7 +6,8 @@ packages=(cmake make g++ libboost-dev nlohmann-json3-dev libspdlog-dev libgtest-
           libssl-dev openssl  # HTTPS (Boost.Beast over OpenSSL); the CLI makes the tests' certificate
           python3             # tools/soak.py (the soak and overload runs)
           clang libclang-rt-dev  # clang + libFuzzer runtime: the GGUF fuzzer (make test-fuzz)
-          prometheus)            # promtool: the server's /metrics exposition check
+          prometheus             # promtool: the server's /metrics exposition check
+          chromium)              # the chat page's browser test (headless, driven by playwright-core)
 
 missing=()
 for p in "${packages[@]}"; do

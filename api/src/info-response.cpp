@@ -6,7 +6,9 @@
 namespace {
 
 ojson model_json(const api_model_info & m) {
-    return {{"id", m.id}, {"object", "model"}, {"created", m.created}, {"owned_by", m.owned_by}};
+    ojson j = {{"id", m.id}, {"object", "model"}, {"created", m.created}, {"owned_by", m.owned_by}};
+    if (m.n_ctx > 0) j["meta"] = {{"n_ctx", m.n_ctx}, {"n_ctx_train", m.n_ctx_train}, {"n_vocab", m.n_vocab}};
+    return j;
 }
 
 }  // namespace

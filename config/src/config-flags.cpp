@@ -364,6 +364,28 @@ const config_flag k_flags[] = {
      [](server_config & c, std::string_view v, std::string * e) { return config_parse_log_format(v, &c.log_format, e); },
      nullptr, [](const server_config & d) { return std::string(config_log_format_name(d.log_format)); }},
 
+    {"HTTP", "strict-model-name", "", nullptr, "INFERD_STRICT_MODEL_NAME",
+     "answer 404 to a request whose \"model\" is not the served model's name (default: any name is served "
+     "by the loaded model, and the response names it)",
+     true, false, false, config_flag_action::set,
+     [](server_config & c, std::string_view v, std::string * e) { return config_parse_bool(v, &c.strict_model_name, e); },
+     nullptr, [](const server_config & d) { return std::string(d.strict_model_name ? "on" : "off"); }},
+
+    {"Web page", "no-webui", "", nullptr, "INFERD_NO_WEBUI", "do not serve the chat page at /", true, false, false,
+     config_flag_action::set,
+     [](server_config & c, std::string_view v, std::string * e) {
+         bool off = false;
+         if (!config_parse_bool(v, &off, e)) return false;
+         c.webui = !off;
+         return true;
+     },
+     nullptr, [](const server_config & d) { return std::string(d.webui ? "off" : "on"); }},
+    {"Web page", "webui-path", "", "DIR", "INFERD_WEBUI_PATH",
+     "serve this folder (its index.html at /) instead of the page built into inferd", true, false, false,
+     config_flag_action::set,
+     [](server_config & c, std::string_view v, std::string * e) { return apply_string_nonempty(&c.webui_path, v, e); },
+     nullptr, no_default},
+
     {"Authentication", "api-key", "", "KEY", "INFERD_API_KEY",
      "accepted Bearer key for /v1/*, /tokenize, /detokenize (repeatable; comma list in the variable)", true,
      true, true, config_flag_action::set,

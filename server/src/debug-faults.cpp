@@ -5,11 +5,13 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -38,9 +40,22 @@ bool parse_item(std::string_view item, fault_plan & plan) {
     return false;
 }
 
-}  // namespace
+// The step delay of INFERD_DEBUG_STEP_DELAY_MS in ms; 0 when unset or not 1..10000.
+long step_delay_ms(spdlog::logger & log) {
+    const char * v = std::getenv("INFERD_DEBUG_STEP_DELAY_MS");
+    if (!v || !*v) return 0;
+    char * end = nullptr;
+    const long ms = std::strtol(v, &end, 10);
+    if (*end != '\0' || ms < 1 || ms > 10000) {
+        log.warn("INFERD_DEBUG_STEP_DELAY_MS={} ignored (expected 1..10000)", v);
+        return 0;
+    }
+    log.warn("every decode step waits {} ms first (INFERD_DEBUG_STEP_DELAY_MS)", ms);
+    return ms;
+}
 
-std::function<void(std::string_view)> debug_fault_hook_from_env(spdlog::logger & log) {
+// The hook of INFERD_DEBUG_FAULTS; empty when unset.
+std::function<void(std::string_view)> fault_hook(spdlog::logger & log) {
     const char * v = std::getenv("INFERD_DEBUG_FAULTS");
     if (!v || !*v) return {};
     auto plan = std::make_shared<fault_plan>();
@@ -62,5 +77,17 @@ std::function<void(std::string_view)> debug_fault_hook_from_env(spdlog::logger &
             if (site == "step") throw std::bad_alloc();
             throw std::runtime_error("injected fault at " + std::string(site) + " #" + std::to_string(k));
         }
+    };
+}
+
+}  // namespace
+
+std::function<void(std::string_view)> debug_fault_hook_from_env(spdlog::logger & log) {
+    std::function<void(std::string_view)> faults = fault_hook(log);
+    const long delay = step_delay_ms(log);
+    if (delay == 0) return faults;
+    return [faults, delay](std::string_view site) {
+        if (site == "step") std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+        if (faults) faults(site);
     };
 }

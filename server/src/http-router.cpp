@@ -132,6 +132,10 @@ void http_router::set_filter(std::function<bool(const http_request &, const std:
     filter_ = std::move(f);
 }
 
+void http_router::set_fallback(std::string method, http_handler h) {
+    fallback_ = route{std::move(method), "", std::move(h)};
+}
+
 void http_router::dispatch(const http_request & req, std::shared_ptr<http_response> res) const {
     if (filter_ && !filter_(req, res)) {
         return;
@@ -153,6 +157,10 @@ void http_router::dispatch(const http_request & req, std::shared_ptr<http_respon
     for (auto m : methods) {
         allow += allow.empty() ? "" : ", ";
         allow += m;
+    }
+    if (allow.empty() && fallback_.handler && fallback_.method == req.method) {
+        fallback_.handler(req, std::move(res));
+        return;
     }
     if (allow.empty()) {
         res->respond(404, "application/json",

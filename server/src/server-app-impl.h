@@ -51,6 +51,12 @@ struct server_app::impl {
     void set_embedding_params(batch_loop_params & bp) const;
     void debug_load_delay();
     void add_routes();
+    bool add_webui(std::string * error);
+    // A request naming another model than the served one is refused (404) with --strict-model-name;
+    // otherwise any name is served by the loaded model.
+    bool refuses_model(const std::string & name) const {
+        return cfg.strict_model_name && !name.empty() && name != model_id;
+    }
     bool check_auth(const http_request & req, const std::shared_ptr<http_response> & res);
     // Responds with an API error (JSON, Retry-After for 503) and counts it.
     void respond_error(const http_request & req, const std::shared_ptr<http_response> & res, const api_error & e,

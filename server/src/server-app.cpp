@@ -4,6 +4,7 @@
 #include "engine/chat-render.h"
 #include "debug-faults.h"
 #include "server-app-impl.h"
+#include "webui.h"
 #include "spec-draft.h"
 
 #include <spdlog/spdlog.h>
@@ -42,6 +43,7 @@ server_app::~server_app() {
 bool server_app::start(std::string * error) {
     impl & s = *impl_;
     s.add_routes();
+    if (!s.add_webui(error)) return false;
     http_server_options o;
     o.host = s.cfg.host;
     o.port = uint16_t(s.cfg.port);
@@ -61,7 +63,32 @@ bool server_app::start(std::string * error) {
     if (!s.http->start(error)) return false;
     s.log->info("listening on {}://{}:{} (model {} loading)", s.cfg.ssl_cert_file.empty() ? "http" : "https", s.cfg.host,
                 s.http->port(), s.cfg.model_path);
+    if (s.cfg.webui) {
+        const std::string host = s.cfg.host.find(':') != std::string::npos ? "[" + s.cfg.host + "]" : s.cfg.host;
+        s.log->info("chat page: {}://{}:{}/", s.cfg.ssl_cert_file.empty() ? "http" : "https",
+                    host == "0.0.0.0" || host == "[::]" ? std::string("127.0.0.1") : host, s.http->port());
+    }
     s.loader = std::thread([&s] { s.load_model(); });
+    return true;
+}
+
+// The chat page at / (unless --no-webui): the built-in one, or the --webui-path folder's.
+bool server_app::impl::add_webui(std::string * error) {
+    if (!cfg.webui) return true;
+    std::unique_ptr<webui_source> src;
+    if (!cfg.webui_path.empty()) {
+        src = webui_folder(cfg.webui_path, error);
+        if (!src) return false;
+    } else {
+        src = webui_builtin();
+        if (!src) {
+            log->warn("this build has no chat page (webui/ was empty when it was compiled)");
+            return true;
+        }
+    }
+    webui_add_routes(router, std::move(src), [this](const std::string & path, int status) {
+        metrics.request_done(path, status, 0.0);
+    });
     return true;
 }
 

@@ -101,7 +101,7 @@ void server_app::impl::handle_embeddings(const http_request & req, std::shared_p
     embeddings_request er;
     if (auto e = embeddings_request_parse(req.body, er)) return respond_error(req, res, *e, t0);
     if (auto e = embeddings_request_check_vocab(er, mdl->hparams().n_vocab)) return respond_error(req, res, *e, t0);
-    if (!er.model.empty() && er.model != model_id) return respond_error(req, res, api_error_model_not_found(er.model), t0);
+    if (refuses_model(er.model)) return respond_error(req, res, api_error_model_not_found(er.model), t0);
     const int32_t n_embd = loop->embd_size();
     if (er.dimensions && *er.dimensions > n_embd) {
         return respond_error(req, res, api_error_invalid_request("'dimensions' is " + std::to_string(*er.dimensions) +
@@ -142,7 +142,7 @@ void server_app::impl::handle_rerank(const http_request & req, std::shared_ptr<h
     }
     rerank_request rr;
     if (auto e = rerank_request_parse(req.body, rr)) return respond_error(req, res, *e, t0);
-    if (!rr.model.empty() && rr.model != model_id) return respond_error(req, res, api_error_model_not_found(rr.model), t0);
+    if (refuses_model(rr.model)) return respond_error(req, res, api_error_model_not_found(rr.model), t0);
     const tokenizer & tok = mdl->get_tokenizer();
     const std::vector<int32_t> query = tok.tokenize(rr.query, false, false);  // once for every document
     embd_request r;

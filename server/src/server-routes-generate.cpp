@@ -103,7 +103,7 @@ void server_app::impl::handle_completions(const http_request & req, std::shared_
     if (auto e = completion_request_parse(req.body, cr)) return respond_error(req, res, *e, t0);
     const int32_t n_vocab = mdl->hparams().n_vocab;
     if (auto e = completion_request_check_vocab(cr, n_vocab)) return respond_error(req, res, *e, t0);
-    if (!cr.model.empty() && cr.model != model_id) return respond_error(req, res, api_error_model_not_found(cr.model), t0);
+    if (refuses_model(cr.model)) return respond_error(req, res, api_error_model_not_found(cr.model), t0);
     std::shared_ptr<const grammar_program> program;
     if (auto e = grammars.compile(cr.constraint, &program)) return respond_error(req, res, *e, t0);
     const tokenizer & tok = mdl->get_tokenizer();
@@ -155,7 +155,7 @@ void server_app::impl::handle_chat(const http_request & req, std::shared_ptr<htt
     chat_request cr;
     if (auto e = chat_request_parse(req.body, cr)) return respond_error(req, res, *e, t0);
     if (auto e = api_sampling_check_vocab(cr.sampling, mdl->hparams().n_vocab)) return respond_error(req, res, *e, t0);
-    if (!cr.model.empty() && cr.model != model_id) return respond_error(req, res, api_error_model_not_found(cr.model), t0);
+    if (refuses_model(cr.model)) return respond_error(req, res, api_error_model_not_found(cr.model), t0);
     std::shared_ptr<const grammar_program> program;
     if (auto e = grammars.compile(cr.constraint, &program)) return respond_error(req, res, *e, t0);
     const chat_plan_inputs in{chat.get(), chat_tools.get(), template_kwargs, cfg.reasoning_split, &grammars};

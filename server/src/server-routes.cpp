@@ -114,7 +114,13 @@ void server_app::impl::add_routes() {
     });
     router.add("GET", "/v1/models", [this](const http_request & req, std::shared_ptr<http_response> res) {
         const auto t0 = std::chrono::steady_clock::now();
-        respond_json(req, res, 200, models_list_to_json({{model_id, created, "inferd"}}), t0);
+        api_model_info info{model_id, created, "inferd"};
+        if (is_ready) {
+            info.n_ctx = loop->n_ctx();
+            info.n_ctx_train = mdl->hparams().n_ctx_train;
+            info.n_vocab = mdl->hparams().n_vocab;
+        }
+        respond_json(req, res, 200, models_list_to_json({info}), t0);
     });
     router.add("POST", "/tokenize", [this](const http_request & req, std::shared_ptr<http_response> res) {
         const auto t0 = std::chrono::steady_clock::now();

@@ -218,6 +218,13 @@ TEST(InfoResponse, Models) {
     EXPECT_EQ(parse_output(models_list_to_json({})), json::parse(R"({"object":"list","data":[]})"));
     EXPECT_EQ(parse_output(model_info_to_json({"tiny", 1, "inferd"})),
               json::parse(R"({"id":"tiny","object":"model","created":1,"owned_by":"inferd"})"));
+    api_model_info loaded{"tiny", 1, "inferd"};
+    loaded.n_ctx = 4096;
+    loaded.n_ctx_train = 32768;
+    loaded.n_vocab = 151936;
+    EXPECT_EQ(parse_output(model_info_to_json(loaded)),
+              json::parse(R"({"id":"tiny","object":"model","created":1,"owned_by":"inferd",
+                              "meta":{"n_ctx":4096,"n_ctx_train":32768,"n_vocab":151936}})"));
 }
 
 TEST(InfoResponse, Health) {

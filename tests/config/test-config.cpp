@@ -35,6 +35,9 @@ TEST(config, defaults) {
     EXPECT_TRUE(c.api_keys.empty());
     EXPECT_EQ(c.api_key_file, "");
     EXPECT_EQ(c.metrics_key, "");
+    EXPECT_FALSE(c.strict_model_name);
+    EXPECT_TRUE(c.webui);
+    EXPECT_EQ(c.webui_path, "");
     EXPECT_EQ(c.alias, "");
     EXPECT_EQ(c.chat_template, "");
     EXPECT_FALSE(c.list_devices);
@@ -100,6 +103,9 @@ static std::vector<flag_case> flag_cases() {
         {"api-key", {"--api-key", "k1", "--api-key", "k,2"},
          [](auto & c) { EXPECT_EQ(c.api_keys, (std::vector<std::string>{"k1", "k,2"})); }},
         {"metrics-key", {"--metrics-key", "mk"}, [](auto & c) { EXPECT_EQ(c.metrics_key, "mk"); }},
+        {"strict-model-name", {"--strict-model-name"}, [](auto & c) { EXPECT_TRUE(c.strict_model_name); }},
+        {"no-webui", {"--no-webui"}, [](auto & c) { EXPECT_FALSE(c.webui); }},
+        {"webui-path", {"--webui-path", "/srv/page"}, [](auto & c) { EXPECT_EQ(c.webui_path, "/srv/page"); }},
         {"list-devices", {"--list-devices"}, [](auto & c) { EXPECT_TRUE(c.list_devices); }},
     };
 }
@@ -191,6 +197,7 @@ TEST(config, every_variable_is_read) {
         {"INFERD_LOG_FORMAT", "json"},      {"INFERD_API_KEY", "k"},          {"INFERD_METRICS_KEY", "m"},
         {"INFERD_MODEL_DRAFT", "d.gguf"},   {"INFERD_DRAFT_MAX", "7"},        {"INFERD_DRAFT_MIN", "7"},
         {"INFERD_DRAFT_P_MIN", "0.25"},     {"INFERD_SPEC_NGRAM", "7"},
+        {"INFERD_STRICT_MODEL_NAME", "1"},  {"INFERD_NO_WEBUI", "1"},         {"INFERD_WEBUI_PATH", "/srv/page"},
     };
     config_temp_file keys("keys-env.txt", "kf\n");
     config_temp_file file("cfg-env.json", "{}");
@@ -230,7 +237,8 @@ TEST(config, every_variable_is_read) {
                        p.cfg.shutdown_timeout != base.shutdown_timeout || p.cfg.cors_origins != base.cors_origins ||
                        p.cfg.log_format != base.log_format || p.cfg.api_keys != base.api_keys ||
                        p.cfg.api_key_file != base.api_key_file || p.cfg.metrics_key != base.metrics_key ||
-                       p.cfg.config_file != base.config_file;
+                       p.cfg.strict_model_name != base.strict_model_name || p.cfg.webui != base.webui ||
+                       p.cfg.webui_path != base.webui_path || p.cfg.config_file != base.config_file;
         EXPECT_TRUE(changed);
     }
 }

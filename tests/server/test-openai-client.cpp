@@ -5,62 +5,31 @@
 // openai 4 (its zod helper wants zod 3), zod 3, ai 5 and @ai-sdk/openai-compatible 1 (the
 // newest ai wants Node 22), @langchain/openai 1 with @langchain/core 1.
 #include "server/inferd-process.h"
+#include "server/npm-work.h"
 #include "testdata.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace {
 
-bool have(const char * tool) { return std::system((std::string("command -v ") + tool + " > /dev/null 2>&1").c_str()) == 0; }
-
-const char * npm_packages[] = {"openai@4", "zod@3", "ai@5", "@ai-sdk/openai-compatible@1", "@langchain/openai@1",
-                               "@langchain/core@1"};
+const std::vector<std::string> npm_packages = {"openai@4", "zod@3", "ai@5", "@ai-sdk/openai-compatible@1",
+                                               "@langchain/openai@1", "@langchain/core@1"};
 
 // The npm work folder with every package installed and `script` (with checks.mjs) copied in; "" after skipping
 // (or failing under CI=true) with the reason.
 std::string prepare_npm(const char * script) {
-    if (!have("node") || !have("npm")) {
-        if (inferd_running_in_ci()) ADD_FAILURE() << "node and npm are required under CI=true";
-        return "";
-    }
     const std::filesystem::path here = std::filesystem::path(__FILE__).parent_path() / "openai-client";
-    const std::filesystem::path work = std::filesystem::path(INFERD_NPM_DIR);
-    std::filesystem::create_directories(work);
-    for (const char * f : {script, "checks.mjs"}) {  // the script and the checks it imports
-        std::filesystem::copy_file(here / f, work / f, std::filesystem::copy_options::overwrite_existing);
-    }
-    std::string missing;
-    for (const char * p : npm_packages) {
-        const std::string name = std::string(p).substr(0, std::string(p).rfind('@'));
-        if (!std::filesystem::exists(work / "node_modules" / name / "package.json")) missing += std::string(" ") + p;
-    }
-    if (missing.empty()) return work.string();
-    std::string all;
-    for (const char * p : npm_packages) all += std::string(" ") + p;
-    const std::string cmd = "cd '" + work.string() + "' && npm install --no-audit --no-fund --silent" + all + " > npm.log 2>&1";
-    if (std::system(cmd.c_str()) != 0) {
-        if (inferd_running_in_ci()) ADD_FAILURE() << "npm install" << missing << " failed (see " << (work / "npm.log") << ")";
-        return "";
-    }
-    return work.string();
+    return npm_work_prepare(INFERD_NPM_DIR, {here / script, here / "checks.mjs"}, npm_packages);
 }
 
 // Runs `node script PORT KEY [ARG]` in work; the exit status, its output in *out.
 int run_node(const std::string & work, const char * script, uint16_t port, const std::string & arg, std::string * out) {
-    std::string cmd = "cd '" + work + "' && node " + script + " " + std::to_string(port) + " sk-inferd-test";
+    std::string cmd = std::string("node ") + script + " " + std::to_string(port) + " sk-inferd-test";
     if (!arg.empty()) cmd += " '" + arg + "'";
-    cmd += " > client.log 2>&1";
-    const int rc = std::system(cmd.c_str());
-    std::ifstream f(std::filesystem::path(work) / "client.log");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    *out = ss.str();
-    return rc;
+    return npm_work_run(work, cmd, out);
 }
 
 // Serves a tiny model (qwen2 unless model is given) with an API key and runs a client script
@@ -110,7 +79,7 @@ TEST(openai_client, https_with_a_self_signed_certificate) {
     INFERD_REQUIRE_TESTDATA(dir);
     const std::string work = prepare_npm("tls-test.mjs");
     if (work.empty()) GTEST_SKIP() << "node / npm or the npm packages are not available: skipped";
-    if (!have("openssl")) {
+    if (!npm_work_have("openssl")) {
         if (inferd_running_in_ci()) ADD_FAILURE() << "the openssl tool is required under CI=true";
         GTEST_SKIP() << "the openssl tool is not available: skipped";
     }
@@ -129,13 +98,10 @@ TEST(openai_client, https_with_a_self_signed_certificate) {
         auto r = plain.read_response();
         EXPECT_FALSE(r && r->status == 200);
     }
-    const std::string cmd = "cd '" + work + "' && NODE_EXTRA_CA_CERTS='" + cert + "' node tls-test.mjs " +
-                            std::to_string(p.port()) + " sk-inferd-test > client.log 2>&1";
-    const int rc = std::system(cmd.c_str());
-    std::ifstream f(std::filesystem::path(work) / "client.log");
-    std::stringstream out;
-    out << f.rdbuf();
-    EXPECT_EQ(rc, 0) << out.str() << "\n" << p.log();
+    std::string out;
+    const int rc = npm_work_run(work, "NODE_EXTRA_CA_CERTS='" + cert + "' node tls-test.mjs " + std::to_string(p.port()) +
+                                          " sk-inferd-test", &out);
+    EXPECT_EQ(rc, 0) << out << "\n" << p.log();
     EXPECT_EQ(p.terminate(), 0);
 
     inferd_process bad({"-m", dir + "/models/tiny-qwen2-q8_0.gguf", "--ssl-cert-file", cert, "--ssl-key-file",

@@ -17,6 +17,9 @@ struct api_model_info {
     std::string id = {};        // the name clients put in "model"
     int64_t created = 0;   // unix seconds (the server's start or the file's time)
     std::string owned_by = {};  // e.g. "inferd"
+    // Written as "meta" once the model is loaded (n_ctx > 0): the context a request may fill,
+    // the model's training context and its vocabulary size.
+    int64_t n_ctx = 0, n_ctx_train = 0, n_vocab = 0;
 };
 
 std::string models_list_to_json(const std::vector<api_model_info> & models);

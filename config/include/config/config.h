@@ -97,6 +97,11 @@ struct server_config {
     std::chrono::milliseconds shutdown_timeout{30'000};  // --shutdown-timeout SECONDS (drain)
     std::vector<std::string> cors_origins;  // --cors-origin (repeatable or comma list); "*" = any
     config_log_format log_format = config_log_format::text;  // --log-format text|json
+    bool strict_model_name = false;  // --strict-model-name: a request naming another model gets 404
+
+    // The web chat page at /.
+    bool webui = true;        // --no-webui turns it off
+    std::string webui_path;   // --webui-path DIR: that folder's files instead of the built-in page
 
     // Authentication.
     std::vector<std::string> api_keys;  // --api-key (repeatable) plus every key of api_key_file

@@ -105,6 +105,9 @@ public:
     // Called for every request before routing (e.g. the API-key check); returning false means
     // the filter responded itself.
     void set_filter(std::function<bool(const http_request &, const std::shared_ptr<http_response> &)> f);
+    // The handler for requests of `method` whose path no route names (e.g. the web page's
+    // files); it answers 404 itself when it has nothing. Without one such requests get 404.
+    void set_fallback(std::string method, http_handler h);
     // Routes one request: 404 / 405 when nothing matches, else the handler.
     void dispatch(const http_request & req, std::shared_ptr<http_response> res) const;
 
@@ -114,6 +117,7 @@ private:
         http_handler handler;
     };
     std::vector<route> routes_;
+    route fallback_;  // path unused
     std::function<bool(const http_request &, const std::shared_ptr<http_response> &)> filter_;
 };
 
