@@ -5,8 +5,8 @@
 // generation (and the server's running count drops to 0), regenerates, edits and resends, renders
 // a Markdown answer, reloads and finds the conversation, checks that a model answer holding HTML
 // is shown as text (answers with given text are the real model's, held to that text by a grammar
-// through the page's custom request fields), and saves screenshots at desktop and phone widths. No console error and no CSP report
-// may appear.
+// through the page's custom request fields), and saves screenshots at desktop and phone widths
+// (phone also in dark mode). No console error and no CSP report may appear.
 import { chromium } from "playwright-core";
 import { mkdirSync } from "node:fs";
 import { check, attempt, finishChecks } from "./checks.mjs";
@@ -22,6 +22,7 @@ const browser = await chromium.launch({
          "--disable-background-networking", "--disable-component-update"],
 });
 const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
 const page = await context.newPage();
 page.setDefaultTimeout(30000);
 const problems = [];
@@ -147,6 +148,9 @@ await attempt("Markdown in an answer: code block with a copy button, emphasis, i
   check((await last.locator(".code-block pre code").textContent()).includes('return f"Hello, {name}!"'),
         "the fenced code is in a code block");
   check(await last.locator(".code-block .code-copy").count() === 1, "the code block has a copy button");
+  await last.locator(".code-block .code-copy").click();
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  check(copied === 'def greet(name):\n    return f"Hello, {name}!"', `the copy button copies the code (${JSON.stringify(copied)})`);
   check(await last.locator("strong").textContent() === "Python", "**Python** is strong");
   check((await last.locator(":not(pre) > code").textContent()) === 'greet("world")', "inline code");
   check(await last.getAttribute("data-stopped") !== "true" && !(await last.locator(".msg-stats").textContent()).includes("length"),
@@ -184,6 +188,12 @@ await attempt("screenshots at desktop and phone widths", async () => {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.waitForTimeout(600);  // the conversation list slides away at this width
   await page.screenshot({ path: `${shots}/webui-phone.png` });
+  await page.emulateMedia({ colorScheme: "dark" });
+  const dark = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  await page.screenshot({ path: `${shots}/webui-phone-dark.png` });
+  await page.emulateMedia({ colorScheme: "light" });
+  const light = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  check(dark !== light, `dark mode follows the system (${dark} vs ${light})`);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   check(overflow <= 1, `nothing wider than a phone's screen (${overflow} px too wide)`);
   check(await page.isVisible("#sidebar-toggle"), "the conversation list has a toggle on a phone");
