@@ -13,6 +13,14 @@ constexpr long long k_int_max = INT_MAX;
 
 // --- appliers shared by several flags ------------------------------------------------------
 
+// A "--no-X" switch: the setting X is on unless the switch is given (or its value is true).
+bool apply_switch_off(bool * setting, std::string_view v, std::string * err) {
+    bool off = false;
+    if (!config_parse_bool(v, &off, err)) return false;
+    *setting = !off;
+    return true;
+}
+
 bool apply_string_nonempty(std::string * dst, std::string_view v, std::string * err) {
     if (v.empty()) {
         *err = "the value is empty";
@@ -162,23 +170,13 @@ const config_flag k_flags[] = {
      "Q5_0, Q8_0, Q2_K to Q6_K, IQ4_NL, IQ4_XS and MXFP4 weights at load into the interleaved layout of the "
      "fast kernels",
      true, false, false, config_flag_action::set,
-     [](server_config & c, std::string_view v, std::string * e) {
-         bool off = false;
-         if (!config_parse_bool(v, &off, e)) return false;
-         c.repack = !off;
-         return true;
-     },
+     [](server_config & c, std::string_view v, std::string * e) { return apply_switch_off(&c.repack, v, e); },
      nullptr, [](const server_config & d) { return std::string(d.repack ? "off" : "on"); }},
     {"Model and engine", "no-mmap", "", nullptr, "INFERD_NO_MMAP",
      "read the model file into memory instead of mapping it (a file changed on disk while serving then "
      "cannot affect the weights; loading takes longer and the bytes cannot be shared with other processes)",
      true, false, false, config_flag_action::set,
-     [](server_config & c, std::string_view v, std::string * e) {
-         bool off = false;
-         if (!config_parse_bool(v, &off, e)) return false;
-         c.mmap = !off;
-         return true;
-     },
+     [](server_config & c, std::string_view v, std::string * e) { return apply_switch_off(&c.mmap, v, e); },
      nullptr, [](const server_config & d) { return std::string(d.mmap ? "off" : "on"); }},
     {"Model and engine", "mlock", "", nullptr, "INFERD_MLOCK",
      "lock the weights in RAM so that they are never paged out; when RLIMIT_MEMLOCK refuses it, a warning "
@@ -373,12 +371,7 @@ const config_flag k_flags[] = {
 
     {"Web page", "no-webui", "", nullptr, "INFERD_NO_WEBUI", "do not serve the chat page at /", true, false, false,
      config_flag_action::set,
-     [](server_config & c, std::string_view v, std::string * e) {
-         bool off = false;
-         if (!config_parse_bool(v, &off, e)) return false;
-         c.webui = !off;
-         return true;
-     },
+     [](server_config & c, std::string_view v, std::string * e) { return apply_switch_off(&c.webui, v, e); },
      nullptr, [](const server_config & d) { return std::string(d.webui ? "off" : "on"); }},
     {"Web page", "webui-path", "", "DIR", "INFERD_WEBUI_PATH",
      "serve this folder (its index.html at /) instead of the page built into inferd", true, false, false,

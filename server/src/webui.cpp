@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -210,7 +211,7 @@ http_headers webui_headers(const webui_file & f) {
 void webui_add_routes(http_router & router, std::shared_ptr<const webui_source> src,
                       std::function<void(const std::string &, int)> served) {
     router.set_fallback("GET", [src, served](const http_request & req, std::shared_ptr<http_response> res) {
-        const std::optional<webui_file> f = src->find(req.path);
+        std::optional<webui_file> f = src->find(req.path);
         if (!f) {
             res->respond(404, "application/json", http_error_json("Not found: " + req.path, "not_found_error", "not_found"));
             served(req.path, 404);
@@ -221,7 +222,8 @@ void webui_add_routes(http_router & router, std::shared_ptr<const webui_source> 
             served(req.path, 304);
             return;
         }
-        res->respond(200, f->content_type, f->body, webui_headers(*f));
+        http_headers headers = webui_headers(*f);
+        res->respond(200, f->content_type, std::move(f->body), std::move(headers));
         served(req.path, 200);
     });
 }
