@@ -37,6 +37,7 @@ endif()
 set(INFERD_FLAGS_AVX2 -mavx2 -mfma -mf16c)
 # -Wno-maybe-uninitialized: GCC 12's AVX-512 intrinsic headers trip false positives (bug 105593).
 set(INFERD_FLAGS_AVX512 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mavx512bf16 -mavx2 -mfma -mf16c -Wno-maybe-uninitialized)
+set(INFERD_FLAGS_AMX ${INFERD_FLAGS_AVX512} -mamx-tile -mamx-bf16)
 
 # CUDA: AUTO turns the CUDA backend (ggml/cuda/) on when nvcc is found; ON requires it.
 set(INFERD_CUDA_ENABLED OFF)

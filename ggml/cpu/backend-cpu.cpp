@@ -179,6 +179,7 @@ ggml_cpu_isa isa_from_env(ggml_cpu_isa fallback) {
     if (s == "scalar") return ggml_cpu_isa::scalar;
     if (s == "avx2") return ggml_cpu_isa::avx2;
     if (s == "avx512") return ggml_cpu_isa::avx512;
+    if (s == "amx") return ggml_cpu_isa::amx;
     return fallback;
 }
 

@@ -49,6 +49,7 @@ ggml_from_float_fn ggml_cpu_convert_fns::row_from_f32(ggml_type t) const {
 
 const ggml_cpu_convert_fns & ggml_cpu_convert_for(ggml_cpu_isa isa) {
     switch (isa) {
+        case ggml_cpu_isa::amx:
         case ggml_cpu_isa::avx512: return k_avx512;
         case ggml_cpu_isa::avx2: return k_avx2;
         default: return k_scalar;

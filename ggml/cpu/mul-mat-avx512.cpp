@@ -7,6 +7,7 @@
 // and with vdpbf16ps on BF16 activations (pairs of k per 32-bit lane) for BF16 weights.
 #include "mul-mat.h"
 #include "mul-mat-dot-simd.h"
+#include "simd-traits.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -80,32 +81,7 @@ inline __m512bh as_bh(__m512i v) { return (__m512bh) v; }
 // ---- packing of a: transposed 16 x 16 blocks ----
 
 // In place: v[i] (row i, 16 columns) becomes column i of the block.
-void transpose16(__m512 v[16]) {
-    __m512 t[16], u[16];
-#pragma GCC unroll 16
-    for (int i = 0; i < 8; ++i) {
-        t[2 * i] = _mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]);
-    }
-#pragma GCC unroll 16
-    for (int j = 0; j < 4; ++j) {
-        u[4 * j + 0] = _mm512_shuffle_ps(t[4 * j], t[4 * j + 2], 0x44);
-        u[4 * j + 1] = _mm512_shuffle_ps(t[4 * j], t[4 * j + 2], 0xEE);
-        u[4 * j + 2] = _mm512_shuffle_ps(t[4 * j + 1], t[4 * j + 3], 0x44);
-        u[4 * j + 3] = _mm512_shuffle_ps(t[4 * j + 1], t[4 * j + 3], 0xEE);
-    }
-#pragma GCC unroll 16
-    for (int c = 0; c < 4; ++c) {
-        const __m512 v0 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x44);
-        const __m512 v1 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xEE);
-        const __m512 v2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x44);
-        const __m512 v3 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xEE);
-        v[c] = _mm512_shuffle_f32x4(v0, v2, 0x88);
-        v[4 + c] = _mm512_shuffle_f32x4(v0, v2, 0xDD);
-        v[8 + c] = _mm512_shuffle_f32x4(v1, v3, 0x88);
-        v[12 + c] = _mm512_shuffle_f32x4(v1, v3, 0xDD);
-    }
-}
+inline void transpose16(__m512 v[16]) { simd_transpose16x16(reinterpret_cast<__m512i *>(v)); }
 
 // Packs rows [0, m) (m <= 32) of a, elements [k0, k0 + kc) as F32: ap[k * 32 + i].
 // Rows past m are zero.

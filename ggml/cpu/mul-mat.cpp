@@ -10,8 +10,11 @@
 //      panels) tiles for the GEMM.
 // The kernels of the backend's ISA come from the tables in mul-mat.h; weights held in the
 // CPU's repack buffer type take the dot path with the repacked kernels of repack.h for every
-// column count (their tiles amortize each weight load over up to 8 columns).
+// column count (their tiles amortize each weight load over up to 8 columns). On the amx path,
+// F16 and BF16 weights take the AMX GEMM of mul-mat-amx.h from ggml_amx_min_cols columns on
+// (phase 1 packs the activations into its BF16 hi / lo rows).
 #include "mul-mat.h"
+#include "mul-mat-amx.h"
 #include "mul-mat-plan.h"
 #include "repack.h"
 
@@ -35,6 +38,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 const ggml_mul_mat_kernels & ggml_mul_mat_kernels_for(ggml_cpu_isa isa) {
     switch (isa) {
+        case ggml_cpu_isa::amx:
         case ggml_cpu_isa::avx512: return ggml_mul_mat_kernels_avx512;
         case ggml_cpu_isa::avx2: return ggml_mul_mat_kernels_avx2;
         default: return ggml_mul_mat_kernels_scalar;
@@ -52,6 +56,7 @@ struct mul_mat_plan {
     int64_t k = 0, m = 0, n = 0;
     int64_t ne12 = 1, ne13 = 1, r2 = 1, r3 = 1;  // b's batches; a repeats r2 x r3 times
     bool gemm = false;
+    bool amx = false;              // the AMX GEMM (b in its packed rows, row_bytes each)
     ggml_type vt = GGML_TYPE_F32;  // type the kernels want the activations in
     bool convert = false;          // b goes through the work buffer
     ggml_from_float_fn from_f32 = nullptr;  // dot path: F32 row -> vt row
@@ -94,7 +99,18 @@ void mul_mat_plan_repacked(mul_mat_plan & pl, const ggml_tensor * a, const ggml_
     pl.job_rows = std::max<int64_t>(16, pl.job_rows);
 }
 
-mul_mat_plan mul_mat_make_plan(const ggml_tensor * dst, const ggml_mul_mat_kernels & kt, const ggml_repack_kernels & rk) {
+// The AMX GEMM: b packed into act_rows rows per batch, jobs of ggml_amx_job_rows rows of a.
+void mul_mat_plan_amx(mul_mat_plan & pl) {
+    pl.amx = true;
+    pl.convert = true;
+    pl.row_bytes = align_up(ggml_amx_act_row_bytes(pl.k), k_align);
+    pl.b_bytes = pl.row_bytes * size_t(ggml_amx_act_rows(pl.n) * mul_mat_n_batches(pl));
+    pl.thread_bytes = std::max(ggml_amx_scratch_bytes(), align_up(size_t(pl.k) * sizeof(float), k_align));
+}
+
+mul_mat_plan mul_mat_make_plan(const ggml_tensor * dst, ggml_cpu_isa isa) {
+    const ggml_mul_mat_kernels & kt = ggml_mul_mat_kernels_for(isa);
+    const ggml_repack_kernels & rk = ggml_repack_kernels_for(isa);
     const ggml_tensor * a = dst->src[0];
     const ggml_tensor * b = dst->src[1];
     mul_mat_plan pl;
@@ -110,6 +126,11 @@ mul_mat_plan mul_mat_make_plan(const ggml_tensor * dst, const ggml_mul_mat_kerne
     pl.r3 = b->ne[3] / a->ne[3];
     if (ggml_backend_cpu_tensor_is_repacked(a) && rk.dot[a->type]) {
         mul_mat_plan_repacked(pl, a, rk);
+        pl.thread_bytes = align_up(pl.thread_bytes, k_align);
+        return pl;
+    }
+    if (isa == ggml_cpu_isa::amx && ggml_amx_supports(a->type) && pl.n >= ggml_amx_min_cols && pl.m >= 16) {
+        mul_mat_plan_amx(pl);
         pl.thread_bytes = align_up(pl.thread_bytes, k_align);
         return pl;
     }
@@ -235,6 +256,20 @@ void mul_mat_pack_panels(const ggml_compute_params & p, const mul_mat_plan & pl,
     });
 }
 
+// Phase 1, AMX path: every column of b as a packed row, zero rows up to act_rows per batch.
+void mul_mat_pack_amx(const ggml_compute_params & p, const mul_mat_plan & pl, const ggml_tensor * b,
+                      const mul_mat_work & w) {
+    float * tmp = reinterpret_cast<float *>(w.threads + pl.thread_bytes * size_t(p.ith));
+    const int64_t rows = ggml_amx_act_rows(pl.n);
+    ggml_cpu_parallel_for(p, rows * mul_mat_n_batches(pl), 8, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+            const int64_t n = r % rows, bi = r / rows;
+            const float * x = n < pl.n ? ggml_mul_mat_b_row(b, n, bi % pl.ne12, bi / pl.ne12, tmp) : nullptr;
+            ggml_amx_pack_act(x, pl.k, w.b + size_t(r) * pl.row_bytes);
+        }
+    });
+}
+
 const char * mul_mat_a_batch(const ggml_tensor * a, const mul_mat_plan & pl, int64_t bi) {
     const int64_t i12 = bi % pl.ne12, i13 = bi / pl.ne12;
     return static_cast<const char *>(a->data) + (i12 / pl.r2) * a->nb[2] + (i13 / pl.r3) * a->nb[3];
@@ -316,6 +351,43 @@ void mul_mat_run_gemm(const ggml_compute_params & p, const mul_mat_plan & pl, gg
     }, 1);
 }
 
+// Phase 2, AMX path: jobs are (batch, block of ggml_amx_job_rows rows, run of columns).
+void mul_mat_run_amx(const ggml_compute_params & p, const mul_mat_plan & pl, ggml_tensor * dst,
+                     const mul_mat_work & w) {
+    const ggml_tensor * a = dst->src[0];
+    const int64_t mc = ggml_amx_job_rows, bc = ggml_amx_block_cols;
+    const int64_t m_blocks = ceil_div(pl.m, mc);
+    const int64_t jobs_m = m_blocks * mul_mat_n_batches(pl);
+    const int64_t col_blocks = ceil_div(pl.n, bc);
+    // split the columns only when the row blocks alone leave threads idle
+    const int64_t n_splits = std::min(col_blocks, std::max<int64_t>(1, ceil_div(4 * p.nth, jobs_m)));
+    const int64_t cols_per_job = ceil_div(col_blocks, n_splits) * bc;
+    const int64_t n_splits_real = ceil_div(pl.n, cols_per_job);
+    const int64_t ldd = int64_t(dst->nb[1] / sizeof(float));
+    const int64_t act_rows = ggml_amx_act_rows(pl.n);
+    void * scratch = w.threads + pl.thread_bytes * size_t(p.ith);
+    ggml_cpu_parallel_for(p, jobs_m * n_splits_real, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t job = begin; job < end; ++job) {
+            const int64_t split = job % n_splits_real, rest = job / n_splits_real;
+            const int64_t mb = rest % m_blocks, bi = rest / m_blocks;
+            const int64_t c0 = split * cols_per_job;
+            ggml_amx_gemm_args g;
+            g.type = a->type;
+            g.a = mul_mat_a_batch(a, pl, bi) + mb * mc * a->nb[1];
+            g.lda = a->nb[1];
+            g.m = std::min(mc, pl.m - mb * mc);
+            g.act = w.b + size_t(bi * act_rows + c0) * pl.row_bytes;
+            g.act_stride = pl.row_bytes;
+            g.n = std::min(cols_per_job, pl.n - c0);
+            g.k = pl.k;
+            g.d = mul_mat_dst_batch(dst, pl, bi) + c0 * ldd + mb * mc;
+            g.ldd = ldd;
+            g.scratch = scratch;
+            ggml_amx_gemm(g);
+        }
+    }, 1);
+}
+
 // K = 0: every dot product is empty.
 void mul_mat_zero(const ggml_compute_params & p, ggml_tensor * dst) {
     const int64_t n_rows = ggml_nrows(dst);
@@ -356,8 +428,8 @@ size_t ggml_cpu_mul_mat_work_size(const ggml_tensor * dst, int n_threads) {
     if (!ggml_cpu_mul_mat_supported(dst)) return 0;
     // the ISA is not known here: enough for whichever path runs
     size_t bytes = 0;
-    for (const ggml_cpu_isa isa : {ggml_cpu_isa::scalar, ggml_cpu_isa::avx2, ggml_cpu_isa::avx512}) {
-        const mul_mat_plan pl = mul_mat_make_plan(dst, ggml_mul_mat_kernels_for(isa), ggml_repack_kernels_for(isa));
+    for (const ggml_cpu_isa isa : {ggml_cpu_isa::scalar, ggml_cpu_isa::avx2, ggml_cpu_isa::avx512, ggml_cpu_isa::amx}) {
+        const mul_mat_plan pl = mul_mat_make_plan(dst, isa);
         bytes = std::max(bytes, mul_mat_plan_bytes(pl, std::max(1, n_threads)));
     }
     return bytes;
@@ -369,8 +441,14 @@ void ggml_cpu_op_mul_mat(const ggml_compute_params & p, ggml_tensor * dst) {
         mul_mat_zero(p, dst);
         return;
     }
-    const mul_mat_plan pl = mul_mat_make_plan(dst, ggml_mul_mat_kernels_for(p.isa), ggml_repack_kernels_for(p.isa));
+    const mul_mat_plan pl = mul_mat_make_plan(dst, p.isa);
     const mul_mat_work w = mul_mat_work_layout(p, pl);
+    if (pl.amx) {
+        mul_mat_pack_amx(p, pl, dst->src[1], w);
+        p.barrier();
+        mul_mat_run_amx(p, pl, dst, w);
+        return;
+    }
     if (pl.gemm) {
         mul_mat_pack_panels(p, pl, dst->src[1], w);
         p.barrier();

@@ -647,6 +647,7 @@ ggml_to_float_fn attn_row_converter(ggml_type t, const ggml_cpu_convert_fns & cv
 
 const ggml_cpu_attn_fns & ggml_cpu_attn_for(ggml_cpu_isa isa) {
     switch (isa) {
+        case ggml_cpu_isa::amx:
         case ggml_cpu_isa::avx512: return ggml_cpu_attn_fns_avx512();
         case ggml_cpu_isa::avx2: return ggml_cpu_attn_fns_avx2();
         case ggml_cpu_isa::best: {

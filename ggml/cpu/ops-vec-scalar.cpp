@@ -153,6 +153,7 @@ const ggml_cpu_vec_fns & ggml_cpu_vec_fns_scalar() {
 
 const ggml_cpu_vec_fns & ggml_cpu_vec_for(ggml_cpu_isa isa) {
     switch (isa) {
+        case ggml_cpu_isa::amx:
         case ggml_cpu_isa::avx512:
             return ggml_cpu_vec_fns_avx512();
         case ggml_cpu_isa::avx2:

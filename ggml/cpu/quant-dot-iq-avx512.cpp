@@ -25,6 +25,7 @@
 // Kept apart from quant-dot-iq-avx2.cpp: the unsigned-code VNNI product and the 16-row
 // interleaved mat-mat have no counterpart there (VPMADDUBSW with VPSIGNB, 2 x 3 tiles).
 #include "quant-dot.h"
+#include "simd-traits.h"
 #include "thread-scratch.h"
 
 #include "ggml/quants.h"
@@ -460,31 +461,6 @@ void mat_mat(int64_t nb, const uint8_t * a, size_t lda, int64_t nr, const uint8_
 constexpr int64_t k_gemm_min_cols = 9;  // below, the 4 x 4 tiles are as fast (measured)
 constexpr int k_gemm_rows = 16, k_gemm_cols = 8;
 
-// In place: v[i] lane j <- v[j] lane i (a 16 x 16 transpose of 32-bit lanes).
-inline void transpose_16x16(__m512i * v) {
-    __m512i a[16], b[16];
-    for (int i = 0; i < 16; i += 2) {
-        a[i] = _mm512_unpacklo_epi32(v[i], v[i + 1]);
-        a[i + 1] = _mm512_unpackhi_epi32(v[i], v[i + 1]);
-    }
-    // b[4 G + j], 128-bit lane L: lane 4 L + j of rows 4 G .. 4 G + 3
-    for (int i = 0; i < 16; i += 4) {
-        b[i] = _mm512_unpacklo_epi64(a[i], a[i + 2]);
-        b[i + 1] = _mm512_unpackhi_epi64(a[i], a[i + 2]);
-        b[i + 2] = _mm512_unpacklo_epi64(a[i + 1], a[i + 3]);
-        b[i + 3] = _mm512_unpackhi_epi64(a[i + 1], a[i + 3]);
-    }
-    for (int j = 0; j < 4; ++j) {
-        const __m512i p = _mm512_shuffle_i32x4(b[j], b[4 + j], 0x44), q = _mm512_shuffle_i32x4(b[j], b[4 + j], 0xEE);
-        const __m512i r = _mm512_shuffle_i32x4(b[8 + j], b[12 + j], 0x44);
-        const __m512i t = _mm512_shuffle_i32x4(b[8 + j], b[12 + j], 0xEE);
-        v[j] = _mm512_shuffle_i32x4(p, r, 0x88);
-        v[4 + j] = _mm512_shuffle_i32x4(p, r, 0xDD);
-        v[8 + j] = _mm512_shuffle_i32x4(q, t, 0x88);
-        v[12 + j] = _mm512_shuffle_i32x4(q, t, 0xDD);
-    }
-}
-
 template <class W>
 struct gemm_layout {
     static constexpr int n_sub = 4 * W::groups_per_unit;  // sub-blocks of 32 per unit
@@ -514,7 +490,7 @@ void gemm_pack_unit(const uint8_t * a, size_t lda, int64_t nb, int64_t u, __m512
         }
     }
     for (int s = 0; s < n_span; ++s) {
-        transpose_16x16(e[s]);
+        simd_transpose16x16(e[s]);
         for (int d = 0; d < 16; ++d) _mm512_store_si512(out + 16 * s + d, e[s][d]);
     }
     for (int k = 0; k < n_sub; ++k) _mm512_store_si512(out + 8 * n_sub + k, _mm512_castps_si512(_mm512_load_ps(sc[k])));

@@ -19,6 +19,7 @@
 // Kept apart from quant-dot-k-avx2.cpp: the VNNI products (VPDPBUSD, VPDPWSSD) and the VPERMW
 // scale gathers have no counterpart there (VPMADDUBSW on 32-code vectors).
 #include "quant-dot.h"
+#include "simd-traits.h"
 #include "thread-scratch.h"
 
 #include "ggml/quants.h"
@@ -377,31 +378,6 @@ constexpr int k_gemm_cols = 8;
 constexpr int k_gemm_dsc = 64, k_gemm_bias = 80, k_gemm_bias_f = 88;
 constexpr size_t k_gemm_block_bytes = 89 * 64;
 
-// In place: v[i] lane j <- v[j] lane i (a 16 x 16 transpose of 32-bit lanes).
-inline void transpose16(__m512i * v) {
-    __m512i t[16], u[16];
-    for (int i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_epi32(v[i], v[i + 1]);
-        t[i + 1] = _mm512_unpackhi_epi32(v[i], v[i + 1]);
-    }
-    // per 4-row group G: u[4 G + j] holds, in 128-bit lane L, column 4 L + j of rows 4 G .. 4 G + 3
-    for (int g = 0; g < 16; g += 4) {
-        u[g] = _mm512_unpacklo_epi64(t[g], t[g + 2]);
-        u[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
-        u[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]);
-        u[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
-    }
-    // 4 x 4 transpose of 128-bit lanes across the groups, for each j
-    for (int j = 0; j < 4; ++j) {
-        const __m512i p = _mm512_shuffle_i32x4(u[j], u[4 + j], 0x44), q = _mm512_shuffle_i32x4(u[j], u[4 + j], 0xee);
-        const __m512i r = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], 0x44), w = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], 0xee);
-        v[j] = _mm512_shuffle_i32x4(p, r, 0x88);
-        v[4 + j] = _mm512_shuffle_i32x4(p, r, 0xdd);
-        v[8 + j] = _mm512_shuffle_i32x4(q, w, 0x88);
-        v[12 + j] = _mm512_shuffle_i32x4(q, w, 0xdd);
-    }
-}
-
 // Super-block i of the 16 rows at a (lda apart) into dst (k_gemm_block_bytes).
 template <class U>
 void gemm_pack_block(const char * a, size_t lda, int64_t i, char * dst) {
@@ -425,11 +401,11 @@ void gemm_pack_block(const char * a, size_t lda, int64_t i, char * dst) {
     for (int p = 0; p < 4; ++p) {
         __m512i v[16];
         for (int r = 0; r < 16; ++r) v[r] = _mm512_load_si512(codes[r] + 64 * p);
-        transpose16(v);
+        simd_transpose16x16(v);
         for (int d = 0; d < 16; ++d) _mm512_store_si512(out + 16 * p + d, v[d]);
     }
-    transpose16(dsc);
-    transpose16(bias);
+    simd_transpose16x16(dsc);
+    simd_transpose16x16(bias);
     for (int j = 0; j < 16; ++j) _mm512_store_si512(out + k_gemm_dsc + j, dsc[j]);
     for (int p = 0; p < 8; ++p) _mm512_store_si512(out + k_gemm_bias + p, bias[p]);
     _mm512_store_si512(out + k_gemm_bias_f, _mm512_castps_si512(_mm512_load_ps(bias_f)));

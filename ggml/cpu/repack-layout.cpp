@@ -318,6 +318,7 @@ void ggml_repack_q8_0_sums(void * row, int64_t k) {
 
 const ggml_repack_kernels & ggml_repack_kernels_for(ggml_cpu_isa isa) {
     switch (isa) {
+        case ggml_cpu_isa::amx:
         case ggml_cpu_isa::avx512: return ggml_repack_kernels_avx512;
         case ggml_cpu_isa::avx2: return ggml_repack_kernels_avx2;
         default: return ggml_repack_kernels_scalar;

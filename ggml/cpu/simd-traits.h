@@ -127,6 +127,31 @@ struct simd_avx512 {
         _mm_storeu_si128(reinterpret_cast<__m128i *>(q + 16), _mm512_cvtepi32_epi8(c[1]));
     }
 };
+// In place: lane j of v[i] <- lane i of v[j] (a 16 x 16 transpose of 32-bit lanes).
+inline void simd_transpose16x16(__m512i * v) {
+    __m512i t[16], u[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_epi32(v[i], v[i + 1]);
+        t[i + 1] = _mm512_unpackhi_epi32(v[i], v[i + 1]);
+    }
+    // u[4 G + j], 128-bit lane L: lane 4 L + j of rows 4 G .. 4 G + 3
+    for (int g = 0; g < 16; g += 4) {
+        u[g] = _mm512_unpacklo_epi64(t[g], t[g + 2]);
+        u[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
+        u[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]);
+        u[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
+    }
+    // 4 x 4 transpose of 128-bit lanes across the groups, for each j
+    for (int j = 0; j < 4; ++j) {
+        const __m512i p = _mm512_shuffle_i32x4(u[j], u[4 + j], 0x44), q = _mm512_shuffle_i32x4(u[j], u[4 + j], 0xee);
+        const __m512i r = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], 0x44);
+        const __m512i w = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], 0xee);
+        v[j] = _mm512_shuffle_i32x4(p, r, 0x88);
+        v[4 + j] = _mm512_shuffle_i32x4(p, r, 0xdd);
+        v[8 + j] = _mm512_shuffle_i32x4(q, w, 0x88);
+        v[12 + j] = _mm512_shuffle_i32x4(q, w, 0xdd);
+    }
+}
 #endif
 
 }  // namespace

@@ -1,5 +1,5 @@
 // tests/ggml/test-devices.h — the devices an op test runs on: every CPU kernel path this CPU has
-// (scalar, avx2, avx512) with the test's thread counts, then every non-CPU device of
+// (scalar, avx2, avx512, amx) with the test's thread counts, then every non-CPU device of
 // ggml_backend_registry_default() (a CUDA GPU in a CUDA build on a machine that has one).
 //
 // Usage:
@@ -113,7 +113,7 @@ inline entry make_entry(ggml_backend_device_i * dev) {
 inline std::vector<entry> make_list(std::initializer_list<int> cpu_threads) {
     std::vector<entry> list;
     const ggml_cpu_isa best = ggml_cpu_detect_features().best_isa();
-    for (ggml_cpu_isa isa : {ggml_cpu_isa::scalar, ggml_cpu_isa::avx2, ggml_cpu_isa::avx512}) {
+    for (ggml_cpu_isa isa : {ggml_cpu_isa::scalar, ggml_cpu_isa::avx2, ggml_cpu_isa::avx512, ggml_cpu_isa::amx}) {
         if (static_cast<int>(isa) > static_cast<int>(best)) continue;
         for (int n_threads : cpu_threads) {
             ggml_cpu_backend_options opt;

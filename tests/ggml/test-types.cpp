@@ -50,7 +50,7 @@ std::vector<ggml_cpu_isa> available_isas() {
     std::vector<ggml_cpu_isa> isas = {ggml_cpu_isa::scalar};
     const ggml_cpu_isa best = ggml_cpu_detect_features().best_isa();
     if (int(best) >= int(ggml_cpu_isa::avx2)) isas.push_back(ggml_cpu_isa::avx2);
-    if (best == ggml_cpu_isa::avx512) isas.push_back(ggml_cpu_isa::avx512);
+    if (int(best) >= int(ggml_cpu_isa::avx512)) isas.push_back(ggml_cpu_isa::avx512);
     return isas;
 }
 

@@ -5,16 +5,17 @@
 //   ggml_backend_ptr cpu = ggml_backend_cpu_init(opt);
 //   ggml_status st = cpu->graph_compute(gf);                      // GGML_STATUS_SUCCESS
 //
-// Kernels have a scalar reference and AVX2 / AVX-512 paths; the path is chosen when the
-// backend is created, from CPUID, capped by opt.isa (or INFERD_CPU_ISA=scalar|avx2|avx512 in
-// the environment when opt.isa is ggml_cpu_isa::best), so tests can run every path on one CPU.
+// Kernels have a scalar reference and AVX2 / AVX-512 paths; the amx path is the AVX-512 one
+// with F16 and BF16 matrix products on AMX tiles. The path is chosen when the backend is
+// created, from CPUID, capped by opt.isa (or INFERD_CPU_ISA=scalar|avx2|avx512|amx in the
+// environment when opt.isa is ggml_cpu_isa::best), so tests can run every path on one CPU.
 #pragma once
 
 #include "ggml/backend.h"
 
 #include <memory>
 
-enum class ggml_cpu_isa { scalar = 0, avx2 = 1, avx512 = 2, best = 3 };
+enum class ggml_cpu_isa { scalar = 0, avx2 = 1, avx512 = 2, amx = 3, best = 4 };
 const char * ggml_cpu_isa_name(ggml_cpu_isa isa);
 
 // What this CPU and OS support (CPUID + XGETBV).
@@ -22,6 +23,7 @@ struct ggml_cpu_features {
     bool avx2 = false, fma = false, f16c = false;
     bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
     bool avx512_vnni = false, avx512_bf16 = false, avx_vnni = false;
+    bool amx_bf16 = false;  // AMX tiles with BF16, enabled by the OS for this process
     // Best path whose requirements are all met.
     ggml_cpu_isa best_isa() const;
 };
