@@ -10,10 +10,12 @@
 // so each product is within ~2^-16 of the exact one (F16 activations would be 2^-11).
 //
 // Usage (mul-mat.cpp drives it):
-//   phase 1, every thread: rows of b (F32) into the activation buffer, ggml_amx_act_rows(n)
-//   rows of ggml_amx_act_row_bytes(k) each (rows n .. n_rows-1 zeroed):
-//     ggml_amx_pack_act(x, k, buf + j * ggml_amx_act_row_bytes(k));
-//   phase 2, jobs of up to ggml_amx_job_rows rows of a and a run of columns:
+//   phase 1, every thread: b (F32) into the activation buffer, 16 columns per tile row of
+//   ggml_amx_act_tile_bytes(k) bytes, ggml_amx_act_tiles(n) tile rows (an even count):
+//     const float * cols[16] = {…};   // nullptr past n: zero columns
+//     ggml_amx_pack_act(cols, k, buf + u * ggml_amx_act_tile_bytes(k));
+//   phase 2, jobs of up to ggml_amx_job_rows rows of a and ggml_amx_job_cols columns starting
+//   at a multiple of 32:
 //     ggml_amx_gemm(args);    // args.scratch: ggml_amx_scratch_bytes() per thread, 64-aligned
 #pragma once
 
@@ -22,36 +24,36 @@
 #include <cstddef>
 #include <cstdint>
 
-// Columns (tokens) of one register block; the activation buffer holds a multiple of it.
-constexpr int64_t ggml_amx_block_cols = 32;
-// Rows of a per job: their packed weights (one k-slice) stay in L2 while the job runs.
+// Rows of a per job: their packed weights (one k-slice) stay in L1 / L2 while the job runs.
 constexpr int64_t ggml_amx_job_rows = 128;
+// Most columns per job (its partial sums stay in its scratch between k-slices).
+constexpr int64_t ggml_amx_job_cols = 512;
 // Use the amx GEMM from this many columns on: each job converts its rows of a into BF16 tiles
 // once, which fewer columns do not repay (measured on F16 4096 x 4096, one thread: the dot
 // kernel twice as fast at 16 columns, 1.6x at 32; the amx GEMM 1.4x faster at 64).
 constexpr int64_t ggml_amx_min_cols = 64;
 
-// Bytes of one packed activation row of k elements (hi then lo, padded).
-size_t ggml_amx_act_row_bytes(int64_t k);
-// Rows the activation buffer has for n columns.
-inline int64_t ggml_amx_act_rows(int64_t n) { return (n + ggml_amx_block_cols - 1) / ggml_amx_block_cols * ggml_amx_block_cols; }
-// x (k floats) -> one packed activation row; nullptr x writes a zero row.
-void ggml_amx_pack_act(const float * x, int64_t k, void * row);
+// Bytes of one packed tile row of 16 columns of k elements (hi and lo tiles per 32 k).
+size_t ggml_amx_act_tile_bytes(int64_t k);
+// Tile rows the activation buffer has for n columns (whole 32-column blocks).
+inline int64_t ggml_amx_act_tiles(int64_t n) { return (n + 31) / 32 * 2; }
+// 16 columns of k floats (nullptr: a zero column) -> one packed tile row.
+void ggml_amx_pack_act(const float * const * cols, int64_t k, void * tile_row);
 // Per-thread scratch of one job.
 size_t ggml_amx_scratch_bytes();
 // The weight types the amx GEMM takes.
 inline bool ggml_amx_supports(ggml_type t) { return t == GGML_TYPE_F16 || t == GGML_TYPE_BF16; }
 
-// One job: d[j * ldd + i] = sum_k a_i[k] * b_j[k] for i < m (m <= ggml_amx_job_rows), j < n,
-// b_j being the packed activation row j (act + j * act_stride; rows up to the next multiple
-// of ggml_amx_block_cols must exist).
+// One job: d[j * ldd + i] = sum_k a_i[k] * b_j[k] for i < m (m <= ggml_amx_job_rows),
+// j < n (n <= ggml_amx_job_cols), b_j being column j of the packed tile rows at act
+// (act_stride = ggml_amx_act_tile_bytes(k) apart; whole 32-column blocks must exist).
 struct ggml_amx_gemm_args {
     ggml_type type = GGML_TYPE_F16;  // of a
     const void * a = nullptr;        // row 0 of the job's weights
     size_t lda = 0;                  // bytes between rows of a
     int64_t m = 0;
-    const void * act = nullptr;      // packed activation row 0 of the job
-    size_t act_stride = 0;           // = ggml_amx_act_row_bytes(k)
+    const void * act = nullptr;      // the tile row of the job's first column
+    size_t act_stride = 0;
     int64_t n = 0;
     int64_t k = 0;
     float * d = nullptr;

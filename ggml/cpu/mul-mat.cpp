@@ -12,7 +12,7 @@
 // CPU's repack buffer type take the dot path with the repacked kernels of repack.h for every
 // column count (their tiles amortize each weight load over up to 8 columns). On the amx path,
 // F16 and BF16 weights take the AMX GEMM of mul-mat-amx.h from ggml_amx_min_cols columns on
-// (phase 1 packs the activations into its BF16 hi / lo rows).
+// (phase 1 packs the activations into its BF16 hi / lo tiles).
 #include "mul-mat.h"
 #include "mul-mat-amx.h"
 #include "mul-mat-plan.h"
@@ -56,7 +56,7 @@ struct mul_mat_plan {
     int64_t k = 0, m = 0, n = 0;
     int64_t ne12 = 1, ne13 = 1, r2 = 1, r3 = 1;  // b's batches; a repeats r2 x r3 times
     bool gemm = false;
-    bool amx = false;              // the AMX GEMM (b in its packed rows, row_bytes each)
+    bool amx = false;              // the AMX GEMM (b in its packed tile rows, row_bytes each)
     ggml_type vt = GGML_TYPE_F32;  // type the kernels want the activations in
     bool convert = false;          // b goes through the work buffer
     ggml_from_float_fn from_f32 = nullptr;  // dot path: F32 row -> vt row
@@ -99,13 +99,14 @@ void mul_mat_plan_repacked(mul_mat_plan & pl, const ggml_tensor * a, const ggml_
     pl.job_rows = std::max<int64_t>(16, pl.job_rows);
 }
 
-// The AMX GEMM: b packed into act_rows rows per batch, jobs of ggml_amx_job_rows rows of a.
+// The AMX GEMM: b packed into ggml_amx_act_tiles tile rows per batch (phase 1 gathers up to
+// 16 columns into the thread's scratch when b's elements are not adjacent).
 void mul_mat_plan_amx(mul_mat_plan & pl) {
     pl.amx = true;
     pl.convert = true;
-    pl.row_bytes = align_up(ggml_amx_act_row_bytes(pl.k), k_align);
-    pl.b_bytes = pl.row_bytes * size_t(ggml_amx_act_rows(pl.n) * mul_mat_n_batches(pl));
-    pl.thread_bytes = std::max(ggml_amx_scratch_bytes(), align_up(size_t(pl.k) * sizeof(float), k_align));
+    pl.row_bytes = ggml_amx_act_tile_bytes(pl.k);
+    pl.b_bytes = pl.row_bytes * size_t(ggml_amx_act_tiles(pl.n) * mul_mat_n_batches(pl));
+    pl.thread_bytes = std::max(ggml_amx_scratch_bytes(), 16 * align_up(size_t(pl.k) * sizeof(float), k_align));
 }
 
 mul_mat_plan mul_mat_make_plan(const ggml_tensor * dst, ggml_cpu_isa isa) {
@@ -256,16 +257,23 @@ void mul_mat_pack_panels(const ggml_compute_params & p, const mul_mat_plan & pl,
     });
 }
 
-// Phase 1, AMX path: every column of b as a packed row, zero rows up to act_rows per batch.
+// Phase 1, AMX path: b in packed tile rows of 16 columns, zero columns up to whole 32-column
+// blocks per batch.
 void mul_mat_pack_amx(const ggml_compute_params & p, const mul_mat_plan & pl, const ggml_tensor * b,
                       const mul_mat_work & w) {
-    float * tmp = reinterpret_cast<float *>(w.threads + pl.thread_bytes * size_t(p.ith));
-    const int64_t rows = ggml_amx_act_rows(pl.n);
-    ggml_cpu_parallel_for(p, rows * mul_mat_n_batches(pl), 8, [&](int64_t begin, int64_t end) {
+    char * scratch = w.threads + pl.thread_bytes * size_t(p.ith);
+    const size_t col_bytes = align_up(size_t(pl.k) * sizeof(float), k_align);
+    const int64_t tiles = ggml_amx_act_tiles(pl.n);
+    ggml_cpu_parallel_for(p, tiles * mul_mat_n_batches(pl), 1, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
-            const int64_t n = r % rows, bi = r / rows;
-            const float * x = n < pl.n ? ggml_mul_mat_b_row(b, n, bi % pl.ne12, bi / pl.ne12, tmp) : nullptr;
-            ggml_amx_pack_act(x, pl.k, w.b + size_t(r) * pl.row_bytes);
+            const int64_t u = r % tiles, bi = r / tiles;
+            const float * cols[16];
+            for (int j = 0; j < 16; ++j) {
+                const int64_t n = u * 16 + j;
+                float * tmp = reinterpret_cast<float *>(scratch + size_t(j) * col_bytes);
+                cols[j] = n < pl.n ? ggml_mul_mat_b_row(b, n, bi % pl.ne12, bi / pl.ne12, tmp) : nullptr;
+            }
+            ggml_amx_pack_act(cols, pl.k, w.b + size_t(r) * pl.row_bytes);
         }
     });
 }
@@ -351,20 +359,23 @@ void mul_mat_run_gemm(const ggml_compute_params & p, const mul_mat_plan & pl, gg
     }, 1);
 }
 
-// Phase 2, AMX path: jobs are (batch, block of ggml_amx_job_rows rows, run of columns).
+// Phase 2, AMX path: jobs are (batch, block of ggml_amx_job_rows rows, run of 32-column
+// blocks).
 void mul_mat_run_amx(const ggml_compute_params & p, const mul_mat_plan & pl, ggml_tensor * dst,
                      const mul_mat_work & w) {
     const ggml_tensor * a = dst->src[0];
-    const int64_t mc = ggml_amx_job_rows, bc = ggml_amx_block_cols;
+    const int64_t mc = ggml_amx_job_rows, bc = 32;
     const int64_t m_blocks = ceil_div(pl.m, mc);
     const int64_t jobs_m = m_blocks * mul_mat_n_batches(pl);
     const int64_t col_blocks = ceil_div(pl.n, bc);
-    // split the columns only when the row blocks alone leave threads idle
-    const int64_t n_splits = std::min(col_blocks, std::max<int64_t>(1, ceil_div(4 * p.nth, jobs_m)));
+    // split the columns when the row blocks alone leave threads idle, or a job would take more
+    // than ggml_amx_job_cols
+    const int64_t min_splits = ceil_div(pl.n, ggml_amx_job_cols);
+    const int64_t n_splits = std::min(col_blocks, std::max(min_splits, ceil_div(4 * p.nth, jobs_m)));
     const int64_t cols_per_job = ceil_div(col_blocks, n_splits) * bc;
     const int64_t n_splits_real = ceil_div(pl.n, cols_per_job);
     const int64_t ldd = int64_t(dst->nb[1] / sizeof(float));
-    const int64_t act_rows = ggml_amx_act_rows(pl.n);
+    const int64_t act_tiles = ggml_amx_act_tiles(pl.n);
     void * scratch = w.threads + pl.thread_bytes * size_t(p.ith);
     ggml_cpu_parallel_for(p, jobs_m * n_splits_real, 1, [&](int64_t begin, int64_t end) {
         for (int64_t job = begin; job < end; ++job) {
@@ -376,7 +387,7 @@ void mul_mat_run_amx(const ggml_compute_params & p, const mul_mat_plan & pl, ggm
             g.a = mul_mat_a_batch(a, pl, bi) + mb * mc * a->nb[1];
             g.lda = a->nb[1];
             g.m = std::min(mc, pl.m - mb * mc);
-            g.act = w.b + size_t(bi * act_rows + c0) * pl.row_bytes;
+            g.act = w.b + size_t(bi * act_tiles + c0 / 16) * pl.row_bytes;
             g.act_stride = pl.row_bytes;
             g.n = std::min(cols_per_job, pl.n - c0);
             g.k = pl.k;
