@@ -29,9 +29,9 @@ constexpr int64_t ggml_amx_job_rows = 128;
 // Most columns per job (its partial sums stay in its scratch between k-slices).
 constexpr int64_t ggml_amx_job_cols = 512;
 // Use the amx GEMM from this many columns on: each job converts its rows of a into BF16 tiles
-// once, which fewer columns do not repay (measured on F16 4096 x 4096, one thread: the dot
-// kernel twice as fast at 16 columns, 1.6x at 32; the amx GEMM 1.4x faster at 64).
-constexpr int64_t ggml_amx_min_cols = 64;
+// once, which fewer columns do not repay (measured on 4096 x 4096, one thread, against the
+// AVX-512 dot kernels: at 8 columns F16 0.68x, BF16 0.96x; at 16 F16 1.25x, BF16 1.8x).
+constexpr int64_t ggml_amx_min_cols = 16;
 
 // Bytes of one packed tile row of 16 columns of k elements (hi and lo tiles per 32 k).
 size_t ggml_amx_act_tile_bytes(int64_t k);

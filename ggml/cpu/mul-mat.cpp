@@ -325,78 +325,75 @@ void mul_mat_run_dot(const ggml_compute_params & p, const mul_mat_plan & pl, ggm
     }, 1);
 }
 
+// The jobs of a GEMM: (batch, block of mc rows, run of column units), fn(bi, mb, u0, units)
+// for each. The columns are split only when the row blocks alone leave threads idle, or a run
+// would take more than max_units.
+template <typename F>
+void mul_mat_gemm_jobs(const ggml_compute_params & p, const mul_mat_plan & pl, int64_t mc, int64_t n_units,
+                       int64_t max_units, F && fn) {
+    const int64_t m_blocks = ceil_div(pl.m, mc);
+    const int64_t jobs_m = m_blocks * mul_mat_n_batches(pl);
+    const int64_t min_splits = ceil_div(n_units, max_units);
+    const int64_t n_splits = std::min(n_units, std::max(min_splits, ceil_div(4 * p.nth, jobs_m)));
+    const int64_t per_job = ceil_div(n_units, n_splits);
+    const int64_t n_splits_real = ceil_div(n_units, per_job);
+    ggml_cpu_parallel_for(p, jobs_m * n_splits_real, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t job = begin; job < end; ++job) {
+            const int64_t split = job % n_splits_real, rest = job / n_splits_real;
+            fn(rest / m_blocks, rest % m_blocks, split * per_job, per_job);
+        }
+    }, 1);
+}
+
 // Phase 2, GEMM path: jobs are (batch, block of gemm_mc rows, run of panels).
 void mul_mat_run_gemm(const ggml_compute_params & p, const mul_mat_plan & pl, ggml_tensor * dst,
                       const mul_mat_work & w) {
     const ggml_tensor * a = dst->src[0];
     const int64_t mc = pl.kt->gemm_mc;
-    const int64_t m_blocks = ceil_div(pl.m, mc);
-    const int64_t jobs_m = m_blocks * mul_mat_n_batches(pl);
-    // split the columns only when the row blocks alone leave threads idle
-    const int64_t n_splits = std::min(pl.n_panels, std::max<int64_t>(1, ceil_div(4 * p.nth, jobs_m)));
-    const int64_t panels_per_job = ceil_div(pl.n_panels, n_splits);
-    const int64_t n_splits_real = ceil_div(pl.n_panels, panels_per_job);
     const int64_t ldd = int64_t(dst->nb[1] / sizeof(float));
     void * scratch = w.threads + pl.thread_bytes * size_t(p.ith);
-    ggml_cpu_parallel_for(p, jobs_m * n_splits_real, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t job = begin; job < end; ++job) {
-            const int64_t split = job % n_splits_real, rest = job / n_splits_real;
-            const int64_t mb = rest % m_blocks, bi = rest / m_blocks;
-            const int64_t p0 = split * panels_per_job;
-            ggml_mul_mat_gemm_args g;
-            g.a = mul_mat_a_batch(a, pl, bi) + mb * mc * a->nb[1];
-            g.lda = a->nb[1];
-            g.m = std::min(mc, pl.m - mb * mc);
-            g.bp = w.b + size_t(bi * pl.n_panels + p0) * pl.panel_bytes;
-            g.bp_stride = pl.panel_bytes;
-            g.n = std::min(panels_per_job * pl.nr, pl.n - p0 * pl.nr);
-            g.k = pl.k;
-            g.d = mul_mat_dst_batch(dst, pl, bi) + p0 * pl.nr * ldd + mb * mc;
-            g.ldd = ldd;
-            g.scratch = scratch;
-            pl.ke->gemm(g);
-        }
-    }, 1);
+    mul_mat_gemm_jobs(p, pl, mc, pl.n_panels, pl.n_panels, [&](int64_t bi, int64_t mb, int64_t p0, int64_t panels) {
+        ggml_mul_mat_gemm_args g;
+        g.a = mul_mat_a_batch(a, pl, bi) + mb * mc * a->nb[1];
+        g.lda = a->nb[1];
+        g.m = std::min(mc, pl.m - mb * mc);
+        g.bp = w.b + size_t(bi * pl.n_panels + p0) * pl.panel_bytes;
+        g.bp_stride = pl.panel_bytes;
+        g.n = std::min(panels * pl.nr, pl.n - p0 * pl.nr);
+        g.k = pl.k;
+        g.d = mul_mat_dst_batch(dst, pl, bi) + p0 * pl.nr * ldd + mb * mc;
+        g.ldd = ldd;
+        g.scratch = scratch;
+        pl.ke->gemm(g);
+    });
 }
 
 // Phase 2, AMX path: jobs are (batch, block of ggml_amx_job_rows rows, run of 32-column
-// blocks).
+// blocks, at most ggml_amx_job_cols columns).
 void mul_mat_run_amx(const ggml_compute_params & p, const mul_mat_plan & pl, ggml_tensor * dst,
                      const mul_mat_work & w) {
     const ggml_tensor * a = dst->src[0];
     const int64_t mc = ggml_amx_job_rows, bc = 32;
-    const int64_t m_blocks = ceil_div(pl.m, mc);
-    const int64_t jobs_m = m_blocks * mul_mat_n_batches(pl);
-    const int64_t col_blocks = ceil_div(pl.n, bc);
-    // split the columns when the row blocks alone leave threads idle, or a job would take more
-    // than ggml_amx_job_cols
-    const int64_t min_splits = ceil_div(pl.n, ggml_amx_job_cols);
-    const int64_t n_splits = std::min(col_blocks, std::max(min_splits, ceil_div(4 * p.nth, jobs_m)));
-    const int64_t cols_per_job = ceil_div(col_blocks, n_splits) * bc;
-    const int64_t n_splits_real = ceil_div(pl.n, cols_per_job);
     const int64_t ldd = int64_t(dst->nb[1] / sizeof(float));
     const int64_t act_tiles = ggml_amx_act_tiles(pl.n);
     void * scratch = w.threads + pl.thread_bytes * size_t(p.ith);
-    ggml_cpu_parallel_for(p, jobs_m * n_splits_real, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t job = begin; job < end; ++job) {
-            const int64_t split = job % n_splits_real, rest = job / n_splits_real;
-            const int64_t mb = rest % m_blocks, bi = rest / m_blocks;
-            const int64_t c0 = split * cols_per_job;
-            ggml_amx_gemm_args g;
-            g.type = a->type;
-            g.a = mul_mat_a_batch(a, pl, bi) + mb * mc * a->nb[1];
-            g.lda = a->nb[1];
-            g.m = std::min(mc, pl.m - mb * mc);
-            g.act = w.b + size_t(bi * act_tiles + c0 / 16) * pl.row_bytes;
-            g.act_stride = pl.row_bytes;
-            g.n = std::min(cols_per_job, pl.n - c0);
-            g.k = pl.k;
-            g.d = mul_mat_dst_batch(dst, pl, bi) + c0 * ldd + mb * mc;
-            g.ldd = ldd;
-            g.scratch = scratch;
-            ggml_amx_gemm(g);
-        }
-    }, 1);
+    mul_mat_gemm_jobs(p, pl, mc, ceil_div(pl.n, bc), ggml_amx_job_cols / bc,
+                      [&](int64_t bi, int64_t mb, int64_t b0, int64_t blocks) {
+        const int64_t c0 = b0 * bc;
+        ggml_amx_gemm_args g;
+        g.type = a->type;
+        g.a = mul_mat_a_batch(a, pl, bi) + mb * mc * a->nb[1];
+        g.lda = a->nb[1];
+        g.m = std::min(mc, pl.m - mb * mc);
+        g.act = w.b + size_t(bi * act_tiles + c0 / 16) * pl.row_bytes;
+        g.act_stride = pl.row_bytes;
+        g.n = std::min(blocks * bc, pl.n - c0);
+        g.k = pl.k;
+        g.d = mul_mat_dst_batch(dst, pl, bi) + c0 * ldd + mb * mc;
+        g.ldd = ldd;
+        g.scratch = scratch;
+        ggml_amx_gemm(g);
+    });
 }
 
 // K = 0: every dot product is empty.
