@@ -4,6 +4,8 @@
 //   std::vector<uint8_t> acts = quant_dot_test::random_acts(GGML_TYPE_Q8_0, k, cols, row_bytes, g);
 #pragma once
 
+#include <algorithm>
+
 #include "ggml/cpu.h"
 #include "ggml/ggml.h"
 
@@ -26,7 +28,9 @@ struct rng {
     int64_t below(int64_t n) { return int64_t(next() % uint64_t(n)); }                    // [0, n)
 };
 
-inline int best_isa() { return int(ggml_cpu_detect_features().best_isa()); }
+// Index of the best quantized-kernel set this CPU runs: 0 scalar, 1 avx2, 2 avx512 (the amx path
+// uses the avx512 kernels for quantized weights).
+inline int best_isa() { return std::min(int(ggml_cpu_detect_features().best_isa()), int(ggml_cpu_isa::avx512)); }
 
 // Random activations of type at (cols rows of k values, ld bytes apart), quantized by the
 // reference quantizer: per 32 values uniform values, a constant (all codes at the end), zeros,
