@@ -102,7 +102,7 @@ void pack_a_slice(ggml_type type, const char * a, size_t lda, int64_t m, int64_t
     }
 }
 
-// ---- the 32 x 32 blocks ----
+// ---- blocks of 32 rows x 16 columns ----
 
 struct job_state {
     const ggml_amx_gemm_args * g;
