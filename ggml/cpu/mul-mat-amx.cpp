@@ -36,21 +36,12 @@ inline int64_t n_steps(int64_t k) { return (k + k_step - 1) / k_step; }
 // apart fall on the other half of the L1 sets (a multiple of 4 KiB would put the tiles that a
 // step reads together into the same sets).
 constexpr size_t odd_steps_bytes(int64_t steps) { return size_t(steps | 1) * 2 * k_tile_bytes; }
-inline __mmask16 mask16(int64_t n) {
-    return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1u);
-}
-inline __mmask32 mask32(int64_t n) {
-    return n >= 32 ? __mmask32(0xffffffffu) : n <= 0 ? __mmask32(0) : __mmask32((1u << n) - 1u);
-}
-
-// The 16 BF16 values of h as F32.
-inline __m512 bf16_to_f32(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
 
 // 32 floats (f0: the first 16) -> their BF16 roundings (hi) and those of the remainders (lo).
 inline void split_bf16(__m512 f0, __m512 f1, __m512i & hi, __m512i & lo) {
     hi = (__m512i) _mm512_cvtne2ps_pbh(f1, f0);
-    const __m512 r0 = _mm512_sub_ps(f0, bf16_to_f32(_mm512_castsi512_si256(hi)));
-    const __m512 r1 = _mm512_sub_ps(f1, bf16_to_f32(_mm512_extracti64x4_epi64(hi, 1)));
+    const __m512 r0 = _mm512_sub_ps(f0, simd_bf16_to_f32(_mm512_castsi512_si256(hi)));
+    const __m512 r1 = _mm512_sub_ps(f1, simd_bf16_to_f32(_mm512_extracti64x4_epi64(hi, 1)));
     lo = (__m512i) _mm512_cvtne2ps_pbh(r1, r0);
 }
 
@@ -88,7 +79,7 @@ void pack_a_slice(ggml_type type, const char * a, size_t lda, int64_t m, int64_t
             for (int64_t e = k0 + k_kc; e < k0 + 2 * k_kc && e < k; e += 32) _mm_prefetch(src + e * 2, _MM_HINT_T1);
         for (int64_t c = 0; c < steps; ++c, dst += 2 * k_tile_bytes) {
             const int64_t e0 = k0 + c * k_step;
-            const __m512i raw = row < m ? _mm512_maskz_loadu_epi16(mask32(k - e0), src + e0 * 2) : _mm512_setzero_si512();
+            const __m512i raw = row < m ? _mm512_maskz_loadu_epi16(simd_mask32(k - e0), src + e0 * 2) : _mm512_setzero_si512();
             if (f16) {
                 __m512i hi, lo;
                 split_bf16(_mm512_cvtph_ps(_mm512_castsi512_si256(raw)), _mm512_cvtph_ps(_mm512_extracti64x4_epi64(raw, 1)),
@@ -121,7 +112,7 @@ void store_transposed(const job_state & s, int64_t t, int64_t u) {
     for (int i = 0; i < 16; ++i) v[i] = _mm512_load_si512(s.tmp + i * 16);
     simd_transpose16x16(v);
     float * d = g.d + u * 16 * g.ldd + t * 16;
-    for (int j = 0; j < nv; ++j) _mm512_mask_storeu_ps(d + j * g.ldd, mask16(mv), _mm512_castsi512_ps(v[j]));
+    for (int j = 0; j < nv; ++j) _mm512_mask_storeu_ps(d + j * g.ldd, simd_mask16(mv), _mm512_castsi512_ps(v[j]));
 }
 
 inline char * acc_tile(const job_state & s, int64_t t, int64_t u) {
@@ -199,8 +190,8 @@ void ggml_amx_pack_act(const float * const * cols, int64_t k, void * tile_row) {
                 hi[j] = lo[j] = _mm512_setzero_si512();
                 continue;
             }
-            const __m512 f0 = _mm512_maskz_loadu_ps(mask16(k - e), cols[j] + e);
-            const __m512 f1 = _mm512_maskz_loadu_ps(mask16(k - e - 16), cols[j] + e + 16);
+            const __m512 f0 = _mm512_maskz_loadu_ps(simd_mask16(k - e), cols[j] + e);
+            const __m512 f1 = _mm512_maskz_loadu_ps(simd_mask16(k - e - 16), cols[j] + e + 16);
             split_bf16(f0, f1, hi[j], lo[j]);
         }
         // hi[j] lane p is pair p of column j; tile row p wants pair p of every column

@@ -31,13 +31,6 @@ constexpr int64_t k_kc = 192;
 constexpr int64_t k_dot_cols = 4;  // most columns per dot block
 
 inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-// Lanes [0, n) set (n clamped to [0, lanes]).
-inline __mmask16 mask16(int64_t n) {
-    return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1u);
-}
-inline __mmask32 mask32(int64_t n) {
-    return n >= 32 ? __mmask32(0xffffffffu) : n <= 0 ? __mmask32(0) : __mmask32((1u << n) - 1u);
-}
 
 // ---- weight loaders: 16 lanes of F32 from element i of a row (masked: lanes past n are 0) ----
 
@@ -45,7 +38,7 @@ struct load_f32 {
     static constexpr int64_t size = 4;  // bytes per element
     static __m512 full(const char * p, int64_t i) { return _mm512_loadu_ps(reinterpret_cast<const float *>(p) + i); }
     static __m512 part(const char * p, int64_t i, int64_t n) {
-        return _mm512_maskz_loadu_ps(mask16(n), reinterpret_cast<const float *>(p) + i);
+        return _mm512_maskz_loadu_ps(simd_mask16(n), reinterpret_cast<const float *>(p) + i);
     }
 };
 
@@ -56,18 +49,18 @@ struct load_f16 {
         return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(h)));
     }
     static __m512 part(const char * p, int64_t i, int64_t n) {
-        return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask16(n), reinterpret_cast<const uint16_t *>(p) + i));
+        return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(simd_mask16(n), reinterpret_cast<const uint16_t *>(p) + i));
     }
 };
 
 struct load_bf16 {
     static constexpr int64_t size = 2;  // bytes per element
-    static __m512 widen(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
+    static __m512 widen(__m256i h) { return simd_bf16_to_f32(h); }
     static __m512 full(const char * p, int64_t i) {
         return widen(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(reinterpret_cast<const uint16_t *>(p) + i)));
     }
     static __m512 part(const char * p, int64_t i, int64_t n) {
-        return widen(_mm256_maskz_loadu_epi16(mask16(n), reinterpret_cast<const uint16_t *>(p) + i));
+        return widen(_mm256_maskz_loadu_epi16(simd_mask16(n), reinterpret_cast<const uint16_t *>(p) + i));
     }
 };
 
@@ -116,7 +109,7 @@ void pack_a_bf16_pairs(const char * a, size_t lda, int64_t m, int64_t k0, int64_
     for (int h = 0; h < 2; ++h) {
         for (int64_t pb = 0; pb < np; pb += 16) {
             const int64_t e0 = k0 + 2 * pb;
-            const __mmask32 msk = mask32(k_end - e0);
+            const __mmask32 msk = simd_mask32(k_end - e0);
             __m512 v[16];
 #pragma GCC unroll 16
             for (int i = 0; i < 16; ++i) {
@@ -144,7 +137,7 @@ void pack_b(const uint32_t * const * rows, int64_t n, uint32_t * panel) {
     static_assert(k_nr <= 16, "a panel row is one masked store");
     for (int64_t e0 = 0; e0 < n; e0 += 16) {
         const int64_t en = min64(16, n - e0);
-        const __mmask16 m = mask16(en);
+        const __mmask16 m = simd_mask16(en);
         __m512 v[16];
 #pragma GCC unroll 16
         for (int j = 0; j < 16; ++j) {
@@ -165,7 +158,7 @@ void pack_b(const uint32_t * const * rows, int64_t n, uint32_t * panel) {
 // Adds (or stores, when first) the tile to d[j * ldd + i] for i < m, j < n.
 inline __attribute__((always_inline)) void tile_store(__m512 c[k_nr][2], float * d, int64_t ldd, int64_t m, int64_t n,
                                                       bool first) {
-    const __mmask16 m0 = mask16(m), m1 = m > 16 ? mask16(m - 16) : __mmask16(0);
+    const __mmask16 m0 = simd_mask16(m), m1 = m > 16 ? simd_mask16(m - 16) : __mmask16(0);
 #pragma GCC unroll 12
     for (int j = 0; j < k_nr; ++j) {
         if (j >= n) break;

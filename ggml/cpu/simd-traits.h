@@ -127,6 +127,18 @@ struct simd_avx512 {
         _mm_storeu_si128(reinterpret_cast<__m128i *>(q + 16), _mm512_cvtepi32_epi8(c[1]));
     }
 };
+// Lanes [0, n) set (n clamped to [0, lanes]).
+inline __mmask16 simd_mask16(int64_t n) {
+    return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1u);
+}
+inline __mmask32 simd_mask32(int64_t n) {
+    return n >= 32 ? __mmask32(0xffffffffu) : n <= 0 ? __mmask32(0) : __mmask32((1u << n) - 1u);
+}
+// 16 BF16 values as F32.
+inline __m512 simd_bf16_to_f32(__m256i h) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
 // In place: lane j of v[i] <- lane i of v[j] (a 16 x 16 transpose of 32-bit lanes).
 inline void simd_transpose16x16(__m512i * v) {
     __m512i t[16], u[16];
