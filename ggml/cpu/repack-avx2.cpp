@@ -122,6 +122,7 @@ void tile_signed(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, siz
         for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_si256();
 #pragma GCC unroll 16
         for (int s = 0; s < 8; ++s) {
+            if (h == 0) ggml_repack_prefetch_part<8>(g, W::bytes, s);
             const __m256i w = W::codes(g, s, h);
             const __m256i aw = _mm256_abs_epi8(w);
 #pragma GCC unroll 16
@@ -180,6 +181,7 @@ void tile_q4_0(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
         for (int c = 0; c < NC; ++c) acc[c] = _mm256_set1_epi32(load_i32(sums[c] + 4 * i) / (HI ? 8 : 16));  // -16 / -8 * sum a
 #pragma GCC unroll 16
         for (int s = 0; s < 8; ++s) {
+            if (h == 0) ggml_repack_prefetch_part<8>(g, group_bytes, s);
             const __m256i v = load_half(g + ggml_repack_q4_0_qs + 64 * (s % 4) + 32 * h);
             __m256i w = _mm256_and_si256(s < 4 ? v : _mm256_srli_epi16(v, 4), low4);
             if constexpr (HI) {
@@ -220,6 +222,7 @@ void tile_q4_1(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
         for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_si256();
 #pragma GCC unroll 16
         for (int s = 0; s < 8; ++s) {
+            if (h == 0) ggml_repack_prefetch_part<8>(g, ggml_repack_q4_1_group_bytes, s);
             const __m256i v = load_half(in + ggml_repack_q4_0_qs + 64 * (s % 4) + 32 * h);
             const __m256i w = _mm256_and_si256(s < 4 ? v : _mm256_srli_epi16(v, 4), low4);
 #pragma GCC unroll 16
@@ -262,6 +265,7 @@ void tile_q4_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
 #pragma GCC unroll 2
         for (int nib = 0; nib < 2; ++nib) {
             const int j = 2 * t + nib;  // sub-block
+            if (h == 0) ggml_repack_prefetch_part<8>(g, group_bytes, j);
             const uint8_t * qs = g + ggml_repack_q4_K_qs + 512 * t + 32 * h;
             const __m128i sc8 = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(g + ggml_repack_q4_K_sc + 16 * j + 8 * h));
             const __m256i sc = _mm256_cvtepu8_epi32(sc8);
@@ -410,6 +414,7 @@ void tile_k16(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t
 #pragma GCC unroll 4
         for (int u = 0; u < 4; ++u) {
             const int j = 4 * t + u;  // sub-block
+            if (h == 0) ggml_repack_prefetch_part<16>(g, F::bytes, j);
             const uint8_t * unit = g + F::qs + F::unit * t;
             const __m256i scp = F::scale_pairs(g, h, j / 2);
             const __m256i sc_pair = u % 2 ? _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(scp, 0xF5), 0xF5)
@@ -467,6 +472,7 @@ void tile_iq4_xs(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, siz
 #pragma GCC unroll 2
         for (int nib = 0; nib < 2; ++nib) {
             const int j = 2 * t + nib;  // sub-block
+            if (h == 0) ggml_repack_prefetch_part<8>(g, ggml_repack_iq4_xs_group_bytes, j);
             const uint8_t * qs = g + ggml_repack_iq4_xs_qs + 512 * t + 32 * h;
             __m256i acc[NC];
 #pragma GCC unroll 16

@@ -31,21 +31,6 @@ inline __m512 load_f16x16(const uint8_t * p) {
 
 inline __m512i load_v(const uint8_t * p) { return _mm512_loadu_si512(p); }
 
-// Software prefetch of the group block `ahead` bytes on: one sequential stream per thread
-// gets far less memory-level parallelism from the hardware prefetchers than the row streams
-// of the plain layout did.
-constexpr size_t k_prefetch_ahead = 8192;
-
-// A group block's prefetch is issued in `parts` parts, one before each sub-block's products:
-// issued all at once, the prefetches of a block wait for free fill buffers and hold back the
-// arithmetic behind them (measured: 8 columns of Q4_K from memory 27% faster spread out).
-template <int parts>
-inline void prefetch_part(const uint8_t * p, size_t bytes, int part) {
-    const size_t lines = (bytes + 63) / 64, per = (lines + parts - 1) / parts;
-    const size_t end = std::min(lines, per * size_t(part + 1));
-    for (size_t l = per * size_t(part); l < end; ++l) _mm_prefetch(reinterpret_cast<const char *>(p + k_prefetch_ahead + 64 * l), _MM_HINT_T0);
-}
-
 inline __mmask16 row_mask(int rows) { return rows >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << rows) - 1); }
 
 // Independent accumulators per column and sub-block: VPDPBUSD's latency covered by other
@@ -176,7 +161,7 @@ void tile_32(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, fl
         for (int c = 0; c < NC; ++c) acc[c][0] = _mm512_set1_epi32(F::offset(load_i32(sums[c] + 4 * i)));
 #pragma GCC unroll 16
         for (int s = 0; s < 8; ++s) {
-            prefetch_part<8>(g, F::bytes, s);
+            ggml_repack_prefetch_part<8>(g, F::bytes, s);
             const __m512i w = F::step(g, s);
 #pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) {
@@ -244,7 +229,7 @@ void tile_q4_1(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
         acc_zero(acc);
 #pragma GCC unroll 16
         for (int s = 0; s < 8; ++s) {
-            prefetch_part<8>(g, ggml_repack_q4_1_group_bytes, s);
+            ggml_repack_prefetch_part<8>(g, ggml_repack_q4_1_group_bytes, s);
             const __m512i w = fmt_q4_0::step(in, s);
 #pragma GCC unroll 16
             for (int c = 0; c < NC; ++c) {
@@ -307,7 +292,7 @@ void tile_q4_K(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
 #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {
             const int j = 2 * t + h;  // sub-block
-            prefetch_part<8>(g, group_bytes, j);
+            ggml_repack_prefetch_part<8>(g, group_bytes, j);
             const uint8_t * qs = g + ggml_repack_q4_K_qs + 512 * t;
             constexpr int A = n_split<NC>;
             __m512i acc[NC][A];
@@ -433,7 +418,7 @@ void tile_k16(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, f
 #pragma GCC unroll 4
         for (int u = 0; u < 4; ++u) {
             const int j = 4 * t + u;  // sub-block
-            prefetch_part<16>(g, F::bytes, j);
+            ggml_repack_prefetch_part<16>(g, F::bytes, j);
             const uint8_t * unit = g + F::qs + F::unit * t;
             constexpr int A = n_split<NC>;
             __m512i acc[NC][A];
@@ -505,7 +490,7 @@ void tile_iq4_xs(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb
 #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {
             const int j = 2 * t + h;  // sub-block
-            prefetch_part<8>(g, ggml_repack_iq4_xs_group_bytes, j);
+            ggml_repack_prefetch_part<8>(g, ggml_repack_iq4_xs_group_bytes, j);
             const uint8_t * qs = g + ggml_repack_iq4_xs_qs + 512 * t;
             constexpr int A = n_split<NC>;
             __m512i acc[NC][A];

@@ -64,6 +64,8 @@
 #include "ggml/cpu.h"
 #include "ggml/types.h"
 
+#include <xmmintrin.h>
+
 #include <cstddef>
 #include <cstdint>
 
@@ -116,6 +118,23 @@ extern const ggml_repack_kernels ggml_repack_kernels_avx512;
 
 // The table of one ISA path.
 const ggml_repack_kernels & ggml_repack_kernels_for(ggml_cpu_isa isa);
+
+// Software prefetch for the SIMD kernels, the group block ggml_repack_prefetch_ahead bytes on:
+// one sequential stream per thread gets far less memory-level parallelism from the hardware
+// prefetchers than the row streams of the plain layout did. A group block's prefetch is
+// issued in `parts` parts, one before each sub-block's products: issued all at once, the
+// prefetches wait for free fill buffers and hold back the arithmetic behind them (measured:
+// 8 columns of Q4_K read from memory 27% faster spread out).
+constexpr size_t ggml_repack_prefetch_ahead = 8192;
+
+template <int parts>
+inline void ggml_repack_prefetch_part(const uint8_t * g, size_t bytes, int part) {
+    const size_t lines = (bytes + 63) / 64, per = (lines + parts - 1) / parts;
+    const size_t end = lines < per * size_t(part + 1) ? lines : per * size_t(part + 1);
+    for (size_t l = per * size_t(part); l < end; ++l) {
+        _mm_prefetch(reinterpret_cast<const char *>(g + ggml_repack_prefetch_ahead + 64 * l), _MM_HINT_T0);
+    }
+}
 
 // Group-block sizes (bytes for 16 rows and one block).
 constexpr size_t ggml_repack_q8_0_group_bytes = 544;
