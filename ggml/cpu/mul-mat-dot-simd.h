@@ -29,8 +29,13 @@ constexpr int64_t k_long_k = 8192;
 // R weight rows against C columns of activations, U steps of S::lanes k unrolled so that
 // U * R * C independent accumulators hide the FMA latency, and a software prefetch
 // k_prefetch_R bytes ahead in each row (running on into the next rows of a contiguous matrix).
+// With several column blocks over the same R rows (n_passes > 1, this is pass `pass`), only the
+// first pass would read the rows from memory and the others would leave the memory idle; each
+// pass instead prefetches its share (1 / n_passes of k) of the next R rows, so the loads of the
+// next rows overlap the arithmetic of every pass.
 template <typename S, typename W, typename B, int R, int C>
-void dot_block(int64_t k, const char * a, size_t lda, const char * b, size_t ldb, float * y, int64_t ldy) {
+void dot_block(int64_t k, const char * a, size_t lda, const char * b, size_t ldb, float * y, int64_t ldy, int pass,
+               int n_passes) {
     using vf = typename S::vf;
     constexpr int L = S::lanes;
     constexpr int U = R * C >= 4 ? 1 : 4 / (R * C);
@@ -44,12 +49,18 @@ void dot_block(int64_t k, const char * a, size_t lda, const char * b, size_t ldb
             for (int c = 0; c < C; ++c) acc[u][r][c] = S::zero();
     int64_t i = 0;
     for (; i + step <= k; i += step) {
+        if (n_passes == 1) {
 #pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) {
+            for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 16
-            for (int64_t off = 0; off < step * W::size; off += 64) {
-                _mm_prefetch(a + r * lda + i * W::size + (R == 1 ? k_prefetch_1 : k_prefetch_4) + off, _MM_HINT_T0);
+                for (int64_t off = 0; off < step * W::size; off += 64) {
+                    _mm_prefetch(a + r * lda + i * W::size + (R == 1 ? k_prefetch_1 : k_prefetch_4) + off, _MM_HINT_T0);
+                }
             }
+        } else {
+            const int64_t e = (pass * k + i) / n_passes;  // element of the next rows this step covers
+#pragma GCC unroll 16
+            for (int r = 0; r < R; ++r) _mm_prefetch(a + (R + r) * lda + e * W::size, _MM_HINT_T0);
         }
 #pragma GCC unroll 16
         for (int u = 0; u < U; ++u) {
@@ -88,7 +99,7 @@ void dot_block(int64_t k, const char * a, size_t lda, const char * b, size_t ldb
     }
 }
 
-using dot_block_fn = void (*)(int64_t, const char *, size_t, const char *, size_t, float *, int64_t);
+using dot_block_fn = void (*)(int64_t, const char *, size_t, const char *, size_t, float *, int64_t, int, int);
 
 // Blocks of R rows x 1 … sizeof...(C) columns, by column count - 1.
 template <typename S, typename W, typename B, int R, int... C>
@@ -107,11 +118,13 @@ void dot_rows(int64_t k, const void * a, size_t lda, int64_t nr, const void * b,
     static constexpr auto rows1 = blocks<S, W, B, 1>(std::make_integer_sequence<int, Cols>{});
     const char * pa = static_cast<const char *>(a);
     const char * pb = static_cast<const char *>(b);
+    const int n_passes = int((nc + Cols - 1) / Cols);
     for (int64_t r = 0; r < nr;) {
         const bool four = (nc > 1 || k > k_long_k) && nr - r >= 4;
         for (int64_t c = 0; c < nc; c += Cols) {
             const int64_t cn = nc - c < Cols ? nc - c : Cols;
-            (four ? rows4 : rows1)[cn - 1](k, pa + r * lda, lda, pb + c * ldb, ldb, y + c * ldy + r, ldy);
+            (four ? rows4 : rows1)[cn - 1](k, pa + r * lda, lda, pb + c * ldb, ldb, y + c * ldy + r, ldy,
+                                           int(c / Cols), n_passes);
         }
         r += four ? 4 : 1;
     }

@@ -305,8 +305,16 @@ void mul_mat_run_dot(const ggml_compute_params & p, const mul_mat_plan & pl, ggm
     const ggml_mul_mat_dot_fn dot = pl.rk ? pl.rk->dot[a->type] : pl.ke->dot;
     const int64_t ldy = int64_t(dst->nb[1] / sizeof(float));
     const int64_t jobs_per_batch = n_row_chunks * n_col_chunks;
-    ggml_cpu_parallel_for(p, n_batches * jobs_per_batch, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t job = begin; job < end; ++job) {
+    const int64_t n_jobs = n_batches * jobs_per_batch;
+    // Claims are numbered in the order threads make them; claim i takes job
+    // (i % nth) * (n_jobs / nth) + i / nth, so that while the threads take turns each one walks
+    // a contiguous run of rows, and its prefetch past the end of one job reads the start of its
+    // next one (any order of claims still runs every job once).
+    const bool runs = p.nth > 1 && n_jobs % p.nth == 0;
+    const int64_t per_thread = n_jobs / p.nth;
+    ggml_cpu_parallel_for(p, n_jobs, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t claim = begin; claim < end; ++claim) {
+            const int64_t job = runs ? (claim % p.nth) * per_thread + claim / p.nth : claim;
             const int64_t bi = job / jobs_per_batch, rest = job % jobs_per_batch;
             const int64_t r0 = (rest % n_row_chunks) * rows, c0 = (rest / n_row_chunks) * cols;
             const int64_t nr = std::min(rows, pl.m - r0), nc = std::min(cols, pl.n - c0);
