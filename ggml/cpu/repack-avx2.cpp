@@ -7,6 +7,7 @@
 #include "repack.h"
 
 #include "quant-dot.h"
+#include "thread-scratch.h"
 
 #include "ggml/quants.h"
 
@@ -241,11 +242,26 @@ void tile_q4_1(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
 }
 
 // Q4_K, and with HI Q5_K: the fifth bits (bit s of each byte for step s) merged in as bit 4.
+// The codes of Q4_K (Q5_K with HI) of half h, vector s of sub-block j = 2 t + nib.
+template <bool HI>
+inline __m256i q4_K_codes(const uint8_t * g, int h, int t, int nib, int s) {
+    constexpr size_t qs = ggml_repack_q4_K_qs;
+    __m256i w = load_half(g + qs + 512 * t + 64 * s + 32 * h);
+    w = _mm256_and_si256(nib ? _mm256_srli_epi16(w, 4) : w, _mm256_set1_epi8(0x0F));
+    if constexpr (HI) {
+        const __m256i hv = load_half(g + ggml_repack_q5_K_qh + 128 * t + 64 * nib + 32 * h);
+        const __m256i hb = s < 4 ? _mm256_slli_epi16(hv, 4 - s) : _mm256_srli_epi16(hv, s - 4);
+        w = _mm256_or_si256(w, _mm256_and_si256(hb, _mm256_set1_epi8(0x10)));
+    }
+    return w;
+}
+
+// With `ready` (see run_k_tiles), the codes come decoded from there: vector 64 i + 8 j + s.
 template <int NC, bool HI = false>
-void tile_q4_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+void tile_q4_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows,
+               const __m256i * ready) {
     constexpr size_t group_bytes = HI ? ggml_repack_q5_K_group_bytes : ggml_repack_q4_K_group_bytes;
     constexpr int flush = HI ? 4 : 8;  // steps whose 16-bit sums cannot overflow
-    const __m256i low4 = _mm256_set1_epi8(0x0F);
     __m256 sum[NC];
     const block_q8_K * act[NC];
 #pragma GCC unroll 16
@@ -265,8 +281,7 @@ void tile_q4_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
 #pragma GCC unroll 2
         for (int nib = 0; nib < 2; ++nib) {
             const int j = 2 * t + nib;  // sub-block
-            if (h == 0) ggml_repack_prefetch_part<8>(g, group_bytes, j);
-            const uint8_t * qs = g + ggml_repack_q4_K_qs + 512 * t + 32 * h;
+            if (h == 0 && !ready) ggml_repack_prefetch_part<8>(g, group_bytes, j);
             const __m128i sc8 = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(g + ggml_repack_q4_K_sc + 16 * j + 8 * h));
             const __m256i sc = _mm256_cvtepu8_epi32(sc8);
             const __m256i sc_pair = _mm256_or_si256(sc, _mm256_slli_epi32(sc, 16));
@@ -275,13 +290,7 @@ void tile_q4_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
             for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_si256();
 #pragma GCC unroll 16
             for (int s = 0; s < 8; ++s) {
-                __m256i w = load_half(qs + 64 * s);
-                w = _mm256_and_si256(nib ? _mm256_srli_epi16(w, 4) : w, low4);
-                if constexpr (HI) {
-                    const __m256i hv = load_half(g + ggml_repack_q5_K_qh + 128 * t + 64 * nib + 32 * h);
-                    const __m256i hb = s < 4 ? _mm256_slli_epi16(hv, 4 - s) : _mm256_srli_epi16(hv, s - 4);
-                    w = _mm256_or_si256(w, _mm256_and_si256(hb, _mm256_set1_epi8(0x10)));
-                }
+                const __m256i w = ready ? _mm256_load_si256(ready + 64 * i + 8 * j + s) : q4_K_codes<HI>(g, h, t, nib, s);
 #pragma GCC unroll 16
                 for (int c = 0; c < NC; ++c) {
                     acc[c] = _mm256_add_epi16(acc[c], _mm256_maddubs_epi16(w, bcast(act[c][i].qs + 32 * j + 4 * s)));
@@ -394,8 +403,10 @@ struct fmt_q2_K {
     }
 };
 
+// With `ready` (see run_k_tiles), the codes come decoded from there: vector 64 i + 4 j + s.
 template <typename F, int NC>
-void tile_k16(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows) {
+void tile_k16(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows,
+              const __m256i * ready) {
     __m256 sum[NC];
     const block_q8_K * act[NC];
 #pragma GCC unroll 16
@@ -414,15 +425,15 @@ void tile_k16(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t
 #pragma GCC unroll 4
         for (int u = 0; u < 4; ++u) {
             const int j = 4 * t + u;  // sub-block
-            if (h == 0) ggml_repack_prefetch_part<16>(g, F::bytes, j);
+            if (h == 0 && !ready) ggml_repack_prefetch_part<16>(g, F::bytes, j);
             const uint8_t * unit = g + F::qs + F::unit * t;
             const __m256i scp = F::scale_pairs(g, h, j / 2);
             const __m256i sc_pair = u % 2 ? _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(scp, 0xF5), 0xF5)
                                           : _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(scp, 0xA0), 0xA0);
 #pragma GCC unroll 2
             for (int s0 = 0; s0 < 4; s0 += 2) {
-                const __m256i w0 = F::codes(unit, h, u, s0);
-                const __m256i w1 = F::codes(unit, h, u, s0 + 1);
+                const __m256i w0 = ready ? _mm256_load_si256(ready + 64 * i + 4 * j + s0) : F::codes(unit, h, u, s0);
+                const __m256i w1 = ready ? _mm256_load_si256(ready + 64 * i + 4 * j + s0 + 1) : F::codes(unit, h, u, s0 + 1);
 #pragma GCC unroll 16
                 for (int c = 0; c < NC; ++c) {
                     const int8_t * a = act[c][i].qs + 16 * j + 4 * s0;
@@ -552,33 +563,102 @@ void dot_iq4_nl_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const vo
     run_tiles<tile_iq4_nl<1>, tile_iq4_nl<2>, tile_iq4_nl<3>, tile_iq4_nl<4>>(k / QK4_NL, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
+// The K-quants against more than two tiles of columns: the tiles decode each code vector once per
+// 4 columns, which cost 15-30% of a prompt batch against a kernel that decodes once for every
+// column (inferd-kernel-bench mat_mat 4096 x 4096 x 512 on one thread, against the plain
+// layout's GEMM: Q4_K 137 / 161 GFLOP/s, Q6_K 108 / 154). So each half of a group is decoded
+// once into `ready` (per-thread scratch, 64 vectors of 32 codes per block: 2 KiB) with the
+// group's prefetch, and the column tiles read the codes from there. With 2 tiles the decoding
+// pass costs what it saves (measured: 8 columns 4-8% slower, 16 columns 8-10% faster).
+constexpr int64_t k_ready_min_cols = 2 * k_max_cols + 1;
+using ktile_fn = void (*)(int64_t, const uint8_t *, int, const uint8_t *, size_t, float *, int64_t, int, const __m256i *);
+using kdecode_fn = void (*)(int64_t, const uint8_t *, int, __m256i *);
+
+template <int NC, bool HI>
+void ktile_q4_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows,
+                const __m256i * ready) {
+    tile_q4_K<NC, HI>(nb, gb, h, col, ldb, y, ldy, rows, ready);
+}
+
+template <bool HI>
+void decode_q4_K(int64_t nb, const uint8_t * gb, int h, __m256i * out) {
+    constexpr size_t group_bytes = HI ? ggml_repack_q5_K_group_bytes : ggml_repack_q4_K_group_bytes;
+    for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t * g = gb + size_t(i) * group_bytes;
+        for (int j = 0; j < 8; ++j) {
+            if (h == 0) ggml_repack_prefetch_part<8>(g, group_bytes, j);
+#pragma GCC unroll 8
+            for (int s = 0; s < 8; ++s) _mm256_store_si256(out + 64 * i + 8 * j + s, q4_K_codes<HI>(g, h, j / 2, j % 2, s));
+        }
+    }
+}
+
+template <typename F>
+void decode_k16(int64_t nb, const uint8_t * gb, int h, __m256i * out) {
+    for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t * g = gb + size_t(i) * F::bytes;
+        for (int t = 0; t < 4; ++t) {
+            const uint8_t * unit = g + F::qs + F::unit * t;
+#pragma GCC unroll 4
+            for (int u = 0; u < 4; ++u) {
+                const int j = 4 * t + u;
+                if (h == 0) ggml_repack_prefetch_part<16>(g, F::bytes, j);
+#pragma GCC unroll 4
+                for (int s = 0; s < 4; ++s) _mm256_store_si256(out + 64 * i + 4 * j + s, F::codes(unit, h, u, s));
+            }
+        }
+    }
+}
+
+template <kdecode_fn Decode, ktile_fn F1, ktile_fn F2, ktile_fn F3, ktile_fn F4>
+void run_k_tiles(int64_t nb, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc, float * y,
+                 int64_t ldy) {
+    static constexpr ktile_fn tiles[k_max_cols] = {F1, F2, F3, F4};
+    __m256i * ready = nullptr;
+    if (nc > k_ready_min_cols) ready = static_cast<__m256i *>(ggml_cpu_thread_scratch(size_t(nb) * 64 * sizeof(__m256i)));
+    for (int64_t r0 = 0; r0 < nr; r0 += GGML_REPACK_ROWS) {
+        const uint8_t * gb = static_cast<const uint8_t *>(a) + size_t(r0) * lda;
+        for (int h = 0; h < 2; ++h) {
+            const int rows = int(std::min<int64_t>(8, nr - r0 - 8 * h));
+            if (rows <= 0) break;
+            if (ready) Decode(nb, gb, h, ready);
+            for (int64_t c0 = 0; c0 < nc; c0 += k_max_cols) {
+                const int n = int(std::min<int64_t>(k_max_cols, nc - c0));
+                tiles[n - 1](nb, gb, h, static_cast<const uint8_t *>(b) + size_t(c0) * ldb, ldb, y + c0 * ldy + r0 + 8 * h,
+                             ldy, rows, ready);
+            }
+        }
+    }
+}
+
 void dot_q4_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                    float * y, int64_t ldy) {
-    run_tiles<tile_q4_K<1>, tile_q4_K<2>, tile_q4_K<3>, tile_q4_K<4>>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
+    run_k_tiles<decode_q4_K<false>, ktile_q4_K<1, false>, ktile_q4_K<2, false>, ktile_q4_K<3, false>, ktile_q4_K<4, false>>(
+        k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
 void dot_q5_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                    float * y, int64_t ldy) {
-    run_tiles<tile_q4_K<1, true>, tile_q4_K<2, true>, tile_q4_K<3, true>, tile_q4_K<4, true>>(k / QK_K, a, lda, nr, b, ldb,
-                                                                                            nc, y, ldy);
+    run_k_tiles<decode_q4_K<true>, ktile_q4_K<1, true>, ktile_q4_K<2, true>, ktile_q4_K<3, true>, ktile_q4_K<4, true>>(
+        k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
 void dot_q6_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                    float * y, int64_t ldy) {
-    run_tiles<tile_k16<fmt_q6_K, 1>, tile_k16<fmt_q6_K, 2>, tile_k16<fmt_q6_K, 3>, tile_k16<fmt_q6_K, 4>>(
-        k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
+    run_k_tiles<decode_k16<fmt_q6_K>, tile_k16<fmt_q6_K, 1>, tile_k16<fmt_q6_K, 2>, tile_k16<fmt_q6_K, 3>,
+                tile_k16<fmt_q6_K, 4>>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
 void dot_q2_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                    float * y, int64_t ldy) {
-    run_tiles<tile_k16<fmt_q2_K, 1>, tile_k16<fmt_q2_K, 2>, tile_k16<fmt_q2_K, 3>, tile_k16<fmt_q2_K, 4>>(
-        k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
+    run_k_tiles<decode_k16<fmt_q2_K>, tile_k16<fmt_q2_K, 1>, tile_k16<fmt_q2_K, 2>, tile_k16<fmt_q2_K, 3>,
+                tile_k16<fmt_q2_K, 4>>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
 void dot_q3_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                    float * y, int64_t ldy) {
-    run_tiles<tile_k16<fmt_q3_K, 1>, tile_k16<fmt_q3_K, 2>, tile_k16<fmt_q3_K, 3>, tile_k16<fmt_q3_K, 4>>(
-        k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
+    run_k_tiles<decode_k16<fmt_q3_K>, tile_k16<fmt_q3_K, 1>, tile_k16<fmt_q3_K, 2>, tile_k16<fmt_q3_K, 3>,
+                tile_k16<fmt_q3_K, 4>>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
 void dot_iq4_xs_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
