@@ -10,8 +10,8 @@ CMAKE_ARGS ?=
 
 # Other targets: demo-tensor (the tensor-library demo), bench (the CPU speed table), bench-compare
 # (the same side by side with the reference engine), server-compare (the server side by side with
-# llama-server), bench-kernels, bench-grammar.
-.PHONY: all deps configure build serve demo-tensor test test-release test-asan test-fuzz fuzz soak bench-models bench bench-compare server-compare bench-kernels bench-grammar gpu-check clean
+# llama-server), spec-compare (speculative decoding's speed-up), bench-kernels, bench-grammar.
+.PHONY: all deps configure build serve demo-tensor test test-release test-asan test-fuzz fuzz soak bench-models bench bench-compare server-compare spec-compare bench-kernels bench-grammar gpu-check clean
 
 all: build
 
@@ -115,6 +115,21 @@ server-compare: bench-models
 	python3 tools/server-compare.py --llama-server $(LLAMA_SERVER) --inferd ./$(BUILD)/server/inferd \
 		--loadgen ./$(BUILD)/tools/inferd-loadgen -np 8 -t $(BENCH_THREADS) -c 4096 \
 		--rounds $(SERVER_COMPARE_ROUNDS) $(BENCH_MODEL)-q4_k_m.gguf
+
+# Speculative decoding's speed-up through the server (tools/spec-compare.py): the TinyLlama-shaped
+# model written by `inferd-gguf synth --confident` (a model whose quantized copy agrees with it) in
+# F16 as the model and in Q4_0 as the draft model, one client, greedy, with and without -md, and
+# with prompt lookup (--spec-ngram 3) on a prompt whose continuation repeats a passage of it.
+SPEC_MODEL = $(BENCH_DIR)/tinyllama-confident
+spec-compare: build
+	@mkdir -p $(BENCH_DIR)
+	@if [ ! -f $(SPEC_MODEL)-f16.gguf ]; then ./$(BUILD)/tools/inferd-gguf synth --arch llama --n-embd 2048 \
+		--n-layer 22 --n-head 32 --n-head-kv 4 --n-ff 5632 --n-vocab 32000 --confident $(SPEC_MODEL)-f16.gguf; fi
+	@[ -f $(SPEC_MODEL)-q4_0.gguf ] || ./$(BUILD)/tools/inferd-quantize $(SPEC_MODEL)-f16.gguf $(SPEC_MODEL)-q4_0.gguf q4_0
+	python3 tools/spec-compare.py --inferd ./$(BUILD)/server/inferd -t $(BENCH_THREADS) --draft $(SPEC_MODEL)-q4_0.gguf \
+		--rounds 3 $(SPEC_MODEL)-f16.gguf
+	python3 tools/spec-compare.py --inferd ./$(BUILD)/server/inferd -t $(BENCH_THREADS) --ngram 3 --rounds 3 \
+		--repeat $(SPEC_MODEL)-f16.gguf
 
 # Kernel benchmarks (Google Benchmark): mat-vec / mat-mat GFLOP/s and GB/s, read bandwidth.
 bench-kernels: build
