@@ -241,8 +241,8 @@ void tile_q4_1(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
     store_half<NC>(sum, y, ldy, rows);
 }
 
-// Q4_K, and with HI Q5_K: the fifth bits (bit s of each byte for step s) merged in as bit 4.
-// The codes of Q4_K (Q5_K with HI) of half h, vector s of sub-block j = 2 t + nib.
+// The codes of Q4_K of half h, vector s of sub-block j = 2 t + nib; with HI Q5_K's: the fifth
+// bits (bit s of each byte for step s) merged in as bit 4.
 template <bool HI>
 inline __m256i q4_K_codes(const uint8_t * g, int h, int t, int nib, int s) {
     constexpr size_t qs = ggml_repack_q4_K_qs;
@@ -256,7 +256,8 @@ inline __m256i q4_K_codes(const uint8_t * g, int h, int t, int nib, int s) {
     return w;
 }
 
-// With `ready` (see run_k_tiles), the codes come decoded from there: vector 64 i + 8 j + s.
+// Q4_K, and Q5_K with HI. With `ready` (see run_k_tiles), the codes come decoded from there:
+// vector 64 i + 8 j + s.
 template <int NC, bool HI = false>
 void tile_q4_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows,
                const __m256i * ready) {
@@ -564,7 +565,7 @@ void dot_iq4_nl_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const vo
 }
 
 // The K-quants against more than two tiles of columns: the tiles decode each code vector once per
-// 4 columns, which cost 15-30% of a prompt batch against a kernel that decodes once for every
+// 4 columns, which costs 15-30% of a prompt batch against a kernel that decodes once for every
 // column (inferd-kernel-bench mat_mat 4096 x 4096 x 512 on one thread, against the plain
 // layout's GEMM: Q4_K 137 / 161 GFLOP/s, Q6_K 108 / 154). So each half of a group is decoded
 // once into `ready` (per-thread scratch, 64 vectors of 32 codes per block: 2 KiB) with the
@@ -573,12 +574,6 @@ void dot_iq4_nl_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const vo
 constexpr int64_t k_ready_min_cols = 2 * k_max_cols + 1;
 using ktile_fn = void (*)(int64_t, const uint8_t *, int, const uint8_t *, size_t, float *, int64_t, int, const __m256i *);
 using kdecode_fn = void (*)(int64_t, const uint8_t *, int, __m256i *);
-
-template <int NC, bool HI>
-void ktile_q4_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_t ldb, float * y, int64_t ldy, int rows,
-                const __m256i * ready) {
-    tile_q4_K<NC, HI>(nb, gb, h, col, ldb, y, ldy, rows, ready);
-}
 
 template <bool HI>
 void decode_q4_K(int64_t nb, const uint8_t * gb, int h, __m256i * out) {
@@ -633,13 +628,13 @@ void run_k_tiles(int64_t nb, const void * a, size_t lda, int64_t nr, const void 
 
 void dot_q4_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                    float * y, int64_t ldy) {
-    run_k_tiles<decode_q4_K<false>, ktile_q4_K<1, false>, ktile_q4_K<2, false>, ktile_q4_K<3, false>, ktile_q4_K<4, false>>(
-        k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
+    run_k_tiles<decode_q4_K<false>, tile_q4_K<1>, tile_q4_K<2>, tile_q4_K<3>, tile_q4_K<4>>(k / QK_K, a, lda, nr, b, ldb,
+                                                                                          nc, y, ldy);
 }
 
 void dot_q5_K_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const void * b, size_t ldb, int64_t nc,
                    float * y, int64_t ldy) {
-    run_k_tiles<decode_q4_K<true>, ktile_q4_K<1, true>, ktile_q4_K<2, true>, ktile_q4_K<3, true>, ktile_q4_K<4, true>>(
+    run_k_tiles<decode_q4_K<true>, tile_q4_K<1, true>, tile_q4_K<2, true>, tile_q4_K<3, true>, tile_q4_K<4, true>>(
         k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
