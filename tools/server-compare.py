@@ -38,6 +38,8 @@ import sys
 import time
 import urllib.request
 
+from server_health import wait_healthy
+
 LOADS = {
     "c1": {"clients": 1, "prompt_words": 64, "max_tokens": 64, "shared": 0,
            "label": "1 client, 64 words, max_tokens 64"},
@@ -46,21 +48,6 @@ LOADS = {
     "preamble": {"clients": 8, "prompt_words": 16, "max_tokens": 32, "shared": 200,
                  "label": "8 clients, 200-word shared preamble + 16 words, max_tokens 32"},
 }
-
-
-def wait_healthy(url, proc, timeout_s=300):
-    deadline = time.time() + timeout_s
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            return False
-        try:
-            with urllib.request.urlopen(url + "/health", timeout=2) as r:
-                if r.status == 200:
-                    return True
-        except Exception:
-            pass
-        time.sleep(0.25)
-    return False
 
 
 def start_server(engine, args, port):

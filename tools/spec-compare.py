@@ -40,24 +40,11 @@ import sys
 import time
 import urllib.request
 
+from server_health import wait_healthy
+
 DEFAULT_PROMPT = ("The old lighthouse keeper climbed the spiral stairs every evening, counting each "
                   "step as his father had taught him, and when he reached the lamp room he wiped "
                   "the glass, trimmed the wick and watched the ships")
-
-
-def wait_healthy(url, proc, timeout_s=300):
-    deadline = time.time() + timeout_s
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            return False
-        try:
-            with urllib.request.urlopen(url + "/health", timeout=2) as r:
-                if r.status == 200:
-                    return True
-        except Exception:
-            pass
-        time.sleep(0.25)
-    return False
 
 
 def post_json(url, body, timeout_s=600):
