@@ -38,6 +38,7 @@ import statistics
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 from server_health import wait_healthy
@@ -49,8 +50,11 @@ DEFAULT_PROMPT = ("The old lighthouse keeper climbed the spiral stairs every eve
 
 def post_json(url, body, timeout_s=600):
     req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=timeout_s) as r:
-        return json.loads(r.read())
+    try:
+        with urllib.request.urlopen(req, timeout=timeout_s) as r:
+            return json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        raise RuntimeError("%s answered %d: %s" % (url, e.code, e.read().decode(errors="replace"))) from None
 
 
 def metric(url, name):
