@@ -68,6 +68,44 @@ void copy_row_segments(const ggml_tensor * src, const char * srow, const float *
     }
 }
 
+// A source whose dim 1 is the dense one (a transposed view, such as attention's V^T) copied
+// in source-row order would write one dst cache line per element; dst is written in tiles of
+// k_tile x k_tile elements instead, row by row, while the tile's k_tile source runs stay in L1.
+constexpr int64_t k_tile = 32;
+
+bool is_transposed_copy(const ggml_tensor * src, const ggml_tensor * dst) {
+    const size_t item = ggml_type_size(src->type);
+    if (src->type != dst->type || ggml_blck_size(src->type) != 1 || (item != 2 && item != 4)) return false;
+    if (!ggml_are_same_shape(src, dst) || !is_dense(dst)) return false;
+    return src->nb[1] == item && src->nb[0] != item && src->ne[0] > 1 && src->ne[1] > 1;
+}
+
+template <typename T>
+void copy_transposed(const ggml_compute_params & p, const ggml_tensor * src, ggml_tensor * dst) {
+    const int64_t ne0 = src->ne[0], ne1 = src->ne[1], ne2 = src->ne[2];
+    const int64_t tiles0 = (ne0 + k_tile - 1) / k_tile, tiles1 = (ne1 + k_tile - 1) / k_tile;
+    const int64_t n_jobs = ne2 * src->ne[3] * tiles0;  // a job: one slice's k_tile dst columns
+    ggml_cpu_parallel_for(p, n_jobs, 1, [&](int64_t j0, int64_t j1) {
+        for (int64_t job = j0; job < j1; ++job) {
+            const int64_t t0 = job % tiles0, slice = job / tiles0;
+            const int64_t i2 = slice % ne2, i3 = slice / ne2;
+            const char * s = static_cast<const char *>(src->data) + size_t(i2) * src->nb[2] + size_t(i3) * src->nb[3];
+            T * d = reinterpret_cast<T *>(static_cast<char *>(dst->data) + size_t(i2) * dst->nb[2] + size_t(i3) * dst->nb[3]);
+            const int64_t a0 = t0 * k_tile, b0 = std::min(ne0, a0 + k_tile);
+            for (int64_t t1 = 0; t1 < tiles1; ++t1) {
+                const int64_t a1 = t1 * k_tile, b1 = std::min(ne1, a1 + k_tile);
+                for (int64_t i1 = a1; i1 < b1; ++i1) {
+                    const char * col = s + size_t(i1) * sizeof(T);
+                    T * drow = d + i1 * ne0;
+                    for (int64_t i0 = a0; i0 < b0; ++i0) {
+                        std::memcpy(drow + i0, col + size_t(i0) * src->nb[0], sizeof(T));
+                    }
+                }
+            }
+        }
+    });
+}
+
 // Elements of src in row-major order into dst in row-major order (same element count).
 void copy_row_major(const ggml_compute_params & p, const ggml_tensor * src, ggml_tensor * dst) {
     GGML_ASSERT(ggml_nelements(src) == ggml_nelements(dst));
@@ -75,6 +113,14 @@ void copy_row_major(const ggml_compute_params & p, const ggml_tensor * src, ggml
     const bool same_type = src->type == dst->type;
     if (same_type && is_dense(src) && is_dense(dst)) {
         copy_dense_bytes(p, src, dst);
+        return;
+    }
+    if (is_transposed_copy(src, dst)) {
+        if (ggml_type_size(src->type) == 2) {
+            copy_transposed<uint16_t>(p, src, dst);
+        } else {
+            copy_transposed<uint32_t>(p, src, dst);
+        }
         return;
     }
     const int64_t blck = ggml_blck_size(src->type);

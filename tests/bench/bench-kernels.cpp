@@ -362,6 +362,11 @@ void args_mat_vec(benchmark::internal::Benchmark * b) {
         for (int64_t n : {8, 16, 32}) b->Args({t, 4096, 4096, n, 1});
     for (int64_t t : k_quant_types)
         for (int64_t n : {2, 4, 8, 16}) b->Args({t, 4096, 4096, n, 1});
+    // one decode step's matrices of the TinyLlama-shaped Q4_K_M model (K/V, Q/O, gate/up, down,
+    // output), two threads: small ones show the cost of starting each product
+    const int64_t tiny[][3] = {{GGML_TYPE_Q4_K, 256, 2048},  {GGML_TYPE_Q4_K, 2048, 2048}, {GGML_TYPE_Q4_K, 5632, 2048},
+                               {GGML_TYPE_Q4_K, 2048, 5632}, {GGML_TYPE_Q6_K, 2048, 5632}, {GGML_TYPE_Q6_K, 32000, 2048}};
+    for (const auto & s : tiny) b->Args({s[0], s[1], s[2], 1, 2});
 }
 
 void args_mat_mat(benchmark::internal::Benchmark * b) {

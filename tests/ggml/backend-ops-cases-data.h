@@ -196,6 +196,16 @@ inline std::vector<op_case> cases_cont() {
         cases.push_back(exact_case("cont " + n + " transpose of [129,67]",
             [=](case_inputs & in) { return ggml_cont(in.ctx, ggml_transpose(in.ctx, in.uniform(t, {129, 67, 1, 1}))); },
             ref_cpy_args, seed++));
+        cases.push_back(exact_case("cont " + n + " transpose of [33,70,3,2]",
+            [=](case_inputs & in) { return ggml_cont(in.ctx, ggml_transpose(in.ctx, in.uniform(t, {33, 70, 3, 2}))); },
+            ref_cpy_args, seed++));
+        // attention's V^T: heads of a [3 x 20, 37] cache as [20, 37, 3] slices, transposed
+        cases.push_back(exact_case("cont " + n + " transpose of a [20,37,3] head view of [60,37]",
+            [=](case_inputs & in) {
+                ggml_tensor * cache = in.uniform(t, {60, 37, 1, 1});
+                ggml_tensor * heads = ggml_view_3d(in.ctx, cache, 20, 37, 3, cache->nb[1], 20 * cache->nb[0], 0);
+                return ggml_cont(in.ctx, ggml_transpose(in.ctx, heads));
+            }, ref_cpy_args, seed++));
         cases.push_back(exact_case("cont_2d " + n + " transpose of [7,5] -> [35,1]",
             [=](case_inputs & in) { return ggml_cont_2d(in.ctx, ggml_transpose(in.ctx, in.uniform(t, {7, 5, 1, 1})), 35, 1); },
             ref_cpy_args, seed++));
