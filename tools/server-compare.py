@@ -35,8 +35,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import time
-import urllib.request
 
 from server_health import wait_healthy
 
