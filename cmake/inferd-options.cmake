@@ -22,6 +22,22 @@ if(INFERD_SANITIZE)
   add_link_options(-fsanitize=address,undefined)
 endif()
 
+# Compile time. The tests' own files spend their run time in the libraries, so they are built
+# at -O1 in a release tree (a third less compile time than -O3). The sanitizer and fuzzing trees
+# are built for their checks, not their speed: line tables only (-g1: symbolized stack traces,
+# no variable locations) and -O1 halve the compile time of RelWithDebInfo's -O2 -g; the tests'
+# files at -O0 there (a third of that again), the CPU backend's kernels at -O2 (the sanitizer
+# tests run models through them). Later options win, so these override the build type's flags.
+set(INFERD_TEST_COMPILE_OPTIONS $<$<CONFIG:Release>:-O1>)
+set(INFERD_KERNEL_COMPILE_OPTIONS "")
+if(INFERD_SANITIZE OR INFERD_FUZZ)
+  add_compile_options($<$<COMPILE_LANGUAGE:C,CXX>:-O1> $<$<COMPILE_LANGUAGE:C,CXX>:-g1>)
+  set(INFERD_KERNEL_COMPILE_OPTIONS -O2)
+  if(INFERD_SANITIZE)
+    set(INFERD_TEST_COMPILE_OPTIONS -O0)
+  endif()
+endif()
+
 # The project's libraries are static, except in the sanitizer tree: there each test linking its
 # own instrumented copy of the engine and server with debug information came to ~300 MB a test
 # binary (20 GB a tree), so they are shared objects there, once on disk and quicker to link.
