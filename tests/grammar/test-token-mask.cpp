@@ -93,7 +93,9 @@ void check_walks(const grammar & g, int walks, int steps, uint32_t seed, bool de
             }
             if (allowed.empty()) {
                 // (the dense vocabulary lacks characters a grammar may need next)
-                if (!dense) EXPECT_TRUE(m.is_complete()) << out;
+                if (!dense) {
+                    EXPECT_TRUE(m.is_complete()) << out;
+                }
                 break;
             }
             EXPECT_FALSE(m.is_complete()) << out;
