@@ -26,7 +26,7 @@ endif()
 # at -O1 in a release tree (a third less compile time than -O3). The sanitizer and fuzzing trees
 # are built for their checks, not their speed: line tables only (-g1: symbolized stack traces,
 # no variable locations) and -O1 halve the compile time of RelWithDebInfo's -O2 -g; the tests'
-# files at -O0 there (a third of that again), the CPU backend's kernels at -O2 (the sanitizer
+# files at -O0 there (40% less again), the CPU backend's kernels at -O2 (the sanitizer
 # tests run models through them). Later options win, so these override the build type's flags.
 set(INFERD_TEST_COMPILE_OPTIONS $<$<CONFIG:Release>:-O1>)
 set(INFERD_KERNEL_COMPILE_OPTIONS "")
