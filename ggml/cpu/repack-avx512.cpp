@@ -40,6 +40,12 @@ inline __m512i dpbusd_bcst(__m512i acc, __m512i w, const void * p) {
     return acc;
 }
 
+// acc + dpwssd(w, the dword at p in every lane), as dpbusd_bcst.
+inline __m512i dpwssd_bcst(__m512i acc, __m512i w, const void * p) {
+    asm("vpdpwssd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "m"(*reinterpret_cast<const int32_t *>(p)));
+    return acc;
+}
+
 inline __mmask16 row_mask(int rows) { return rows >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << rows) - 1); }
 
 // Independent accumulators per column and sub-block: VPDPBUSD's latency covered by other
@@ -260,22 +266,17 @@ void tile_q4_1(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
 
 // ---- Q4_K ----
 
-// The mins of one block: sum_j mn_j * (bsums[2j] + bsums[2j+1]) per row, for every column.
+// The mins of one block: sum_j mn_j * B_j per row, for every column, B_j the sum of sub-block
+// j's 32 activation codes (act_q8_K_pairs_avx512 leaves it in bsums[j]).
 template <int NC>
 void q4_K_mins(const uint8_t * g, const block_q8_K * const * act, int64_t i, __m512i * macc) {
-    int32_t pairs[NC][4];
 #pragma GCC unroll 16
-    for (int c = 0; c < NC; ++c) {
-        const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i *>(act[c][i].bsums));
-        const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i *>(act[c][i].bsums + 8));
-        _mm_storeu_si128(reinterpret_cast<__m128i *>(pairs[c]), _mm_hadd_epi16(lo, hi));
-        macc[c] = _mm512_setzero_si512();
-    }
+    for (int c = 0; c < NC; ++c) macc[c] = _mm512_setzero_si512();
 #pragma GCC unroll 16
     for (int p = 0; p < 4; ++p) {
         const __m512i mn = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(g + ggml_repack_q4_K_mn + 32 * p)));
 #pragma GCC unroll 16
-        for (int c = 0; c < NC; ++c) macc[c] = _mm512_dpwssd_epi32(macc[c], mn, _mm512_set1_epi32(pairs[c][p]));
+        for (int c = 0; c < NC; ++c) macc[c] = dpwssd_bcst(macc[c], mn, act[c][i].bsums + 2 * p);
     }
 }
 
@@ -639,6 +640,19 @@ void dot_iq4_xs_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const 
     run_tiles<REPACK_TILES(tile_iq4_xs)>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
+// Q8_K activations of the Q4_K and Q5_K tiles: bsums[j] (j < 8) holds the sum of sub-block j's
+// 32 codes (the two 16-code sums added), the pair the mins term multiplies, so that a tile does
+// not add them up again for every group of 16 rows; bsums[8..15] are zero.
+void act_q8_K_pairs_avx512(const float * x, void * y, int64_t k) {
+    ggml_quantize_row_q8_K_avx512(x, y, k);
+    block_q8_K * b = static_cast<block_q8_K *>(y);
+    for (int64_t i = 0; i < k / QK_K; ++i) {
+        __m128i * s = reinterpret_cast<__m128i *>(b[i].bsums);
+        _mm_storeu_si128(s, _mm_hadd_epi16(_mm_loadu_si128(s), _mm_loadu_si128(s + 1)));
+        _mm_storeu_si128(s + 1, _mm_setzero_si128());
+    }
+}
+
 void act_q8_0_avx512(const float * x, void * y, int64_t k) {
     ggml_quantize_row_q8_0_avx512(x, y, k);
     ggml_repack_q8_0_sums(y, k);
@@ -650,8 +664,8 @@ constinit const ggml_repack_kernels ggml_repack_kernels_avx512 = ggml_repack_mak
     ggml_repack_entry{GGML_TYPE_Q4_0, dot_q4_0_avx512, act_q8_0_avx512},
     ggml_repack_entry{GGML_TYPE_Q8_0, dot_q8_0_avx512, act_q8_0_avx512},
     ggml_repack_entry{GGML_TYPE_IQ4_NL, dot_iq4_nl_avx512, act_q8_0_avx512},
-    ggml_repack_entry{GGML_TYPE_Q4_K, dot_q4_K_avx512, ggml_quantize_row_q8_K_avx512},
-    ggml_repack_entry{GGML_TYPE_Q5_K, dot_q5_K_avx512, ggml_quantize_row_q8_K_avx512},
+    ggml_repack_entry{GGML_TYPE_Q4_K, dot_q4_K_avx512, act_q8_K_pairs_avx512},
+    ggml_repack_entry{GGML_TYPE_Q5_K, dot_q5_K_avx512, act_q8_K_pairs_avx512},
     ggml_repack_entry{GGML_TYPE_Q6_K, dot_q6_K_avx512, ggml_quantize_row_q8_K_avx512},
     ggml_repack_entry{GGML_TYPE_IQ4_XS, dot_iq4_xs_avx512, ggml_quantize_row_q8_K_avx512},
     ggml_repack_entry{GGML_TYPE_Q5_0, dot_q5_0_avx512, act_q8_0_avx512},
