@@ -305,21 +305,16 @@ void tile_q4_K(int64_t nb, const uint8_t * gb, int h, const uint8_t * col, size_
                 }
             }
         }
+        // the mins against the sub-blocks' code sums (act_q8_K_pairs_avx2)
         __m256i macc[NC];
-        int32_t pairs[NC][4];
 #pragma GCC unroll 16
-        for (int c = 0; c < NC; ++c) {
-            const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i *>(act[c][i].bsums));
-            const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i *>(act[c][i].bsums + 8));
-            _mm_storeu_si128(reinterpret_cast<__m128i *>(pairs[c]), _mm_hadd_epi16(lo, hi));
-            macc[c] = _mm256_setzero_si256();
-        }
+        for (int c = 0; c < NC; ++c) macc[c] = _mm256_setzero_si256();
 #pragma GCC unroll 16
         for (int p = 0; p < 4; ++p) {
             const __m256i mn = _mm256_cvtepu8_epi16(
                 _mm_loadu_si128(reinterpret_cast<const __m128i *>(g + ggml_repack_q4_K_mn + 32 * p + 16 * h)));
 #pragma GCC unroll 16
-            for (int c = 0; c < NC; ++c) macc[c] = _mm256_add_epi32(macc[c], _mm256_madd_epi16(mn, _mm256_set1_epi32(pairs[c][p])));
+            for (int c = 0; c < NC; ++c) macc[c] = _mm256_add_epi32(macc[c], _mm256_madd_epi16(mn, bcast(act[c][i].bsums + 2 * p)));
         }
         const __m256 d = load_f16x8(g + 16 * h);
         const __m256 dmin = load_f16x8(g + ggml_repack_q4_K_dmin + 16 * h);
@@ -661,6 +656,13 @@ void dot_iq4_xs_avx2(int64_t k, const void * a, size_t lda, int64_t nr, const vo
     run_tiles<tile_iq4_xs<1>, tile_iq4_xs<2>, tile_iq4_xs<3>, tile_iq4_xs<4>>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
+// Q8_K activations of the Q4_K and Q5_K tiles with the sub-blocks' code sums
+// (ggml_repack_q8_K_pair_sums), added once per column instead of in every tile.
+void act_q8_K_pairs_avx2(const float * x, void * y, int64_t k) {
+    ggml_quantize_row_q8_K_avx2(x, y, k);
+    ggml_repack_q8_K_pair_sums(y, k);
+}
+
 void act_q8_0_avx2(const float * x, void * y, int64_t k) {
     ggml_quantize_row_q8_0_avx2(x, y, k);
     ggml_repack_q8_0_sums(y, k);
@@ -672,8 +674,8 @@ constinit const ggml_repack_kernels ggml_repack_kernels_avx2 = ggml_repack_make_
     ggml_repack_entry{GGML_TYPE_Q4_0, dot_q4_0_avx2, act_q8_0_avx2},
     ggml_repack_entry{GGML_TYPE_Q8_0, dot_q8_0_avx2, act_q8_0_avx2},
     ggml_repack_entry{GGML_TYPE_IQ4_NL, dot_iq4_nl_avx2, act_q8_0_avx2},
-    ggml_repack_entry{GGML_TYPE_Q4_K, dot_q4_K_avx2, ggml_quantize_row_q8_K_avx2},
-    ggml_repack_entry{GGML_TYPE_Q5_K, dot_q5_K_avx2, ggml_quantize_row_q8_K_avx2},
+    ggml_repack_entry{GGML_TYPE_Q4_K, dot_q4_K_avx2, act_q8_K_pairs_avx2},
+    ggml_repack_entry{GGML_TYPE_Q5_K, dot_q5_K_avx2, act_q8_K_pairs_avx2},
     ggml_repack_entry{GGML_TYPE_Q6_K, dot_q6_K_avx2, ggml_quantize_row_q8_K_avx2},
     ggml_repack_entry{GGML_TYPE_IQ4_XS, dot_iq4_xs_avx2, ggml_quantize_row_q8_K_avx2},
     ggml_repack_entry{GGML_TYPE_Q5_0, dot_q5_0_avx2, act_q8_0_avx2},

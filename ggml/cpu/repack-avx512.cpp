@@ -267,7 +267,7 @@ void tile_q4_1(int64_t nb, const uint8_t * gb, const uint8_t * col, size_t ldb, 
 // ---- Q4_K ----
 
 // The mins of one block: sum_j mn_j * B_j per row, for every column, B_j the sum of sub-block
-// j's 32 activation codes (act_q8_K_pairs_avx512 leaves it in bsums[j]).
+// j's 32 activation codes (ggml_repack_q8_K_pair_sums leaves it in bsums[j]).
 template <int NC>
 void q4_K_mins(const uint8_t * g, const block_q8_K * const * act, int64_t i, __m512i * macc) {
 #pragma GCC unroll 16
@@ -640,17 +640,11 @@ void dot_iq4_xs_avx512(int64_t k, const void * a, size_t lda, int64_t nr, const 
     run_tiles<REPACK_TILES(tile_iq4_xs)>(k / QK_K, a, lda, nr, b, ldb, nc, y, ldy);
 }
 
-// Q8_K activations of the Q4_K and Q5_K tiles: bsums[j] (j < 8) holds the sum of sub-block j's
-// 32 codes (the two 16-code sums added), the pair the mins term multiplies, so that a tile does
-// not add them up again for every group of 16 rows; bsums[8..15] are zero.
+// Q8_K activations of the Q4_K and Q5_K tiles with the sub-blocks' code sums
+// (ggml_repack_q8_K_pair_sums), added once per column instead of in every tile.
 void act_q8_K_pairs_avx512(const float * x, void * y, int64_t k) {
     ggml_quantize_row_q8_K_avx512(x, y, k);
-    block_q8_K * b = static_cast<block_q8_K *>(y);
-    for (int64_t i = 0; i < k / QK_K; ++i) {
-        __m128i * s = reinterpret_cast<__m128i *>(b[i].bsums);
-        _mm_storeu_si128(s, _mm_hadd_epi16(_mm_loadu_si128(s), _mm_loadu_si128(s + 1)));
-        _mm_storeu_si128(s + 1, _mm_setzero_si128());
-    }
+    ggml_repack_q8_K_pair_sums(y, k);
 }
 
 void act_q8_0_avx512(const float * x, void * y, int64_t k) {

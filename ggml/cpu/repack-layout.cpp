@@ -316,6 +316,15 @@ void ggml_repack_q8_0_sums(void * row, int64_t k) {
     }
 }
 
+void ggml_repack_q8_K_pair_sums(void * row, int64_t k) {
+    block_q8_K * blocks = static_cast<block_q8_K *>(row);
+    for (int64_t b = 0; b < k / QK_K; ++b) {
+        int16_t * s = blocks[b].bsums;
+        for (int j = 0; j < QK_K / 32; ++j) s[j] = int16_t(s[2 * j] + s[2 * j + 1]);  // |sum| <= 32 * 128
+        for (int j = QK_K / 32; j < QK_K / 16; ++j) s[j] = 0;
+    }
+}
+
 const ggml_repack_kernels & ggml_repack_kernels_for(ggml_cpu_isa isa) {
     switch (isa) {
         case ggml_cpu_isa::amx:

@@ -54,7 +54,8 @@
 // Kernels: the ggml_mul_mat_dot_fn contract of mul-mat.h with a = the first row of a group,
 // lda = ggml_repack_row_bytes(t, k), nr any count (the last group is read whole, only nr
 // rows written), b = activations from the table's act function (ggml_repack_act_row_bytes
-// bytes per column: Q8_K for the K-quants and IQ4_XS; Q8_0 blocks followed by one int32 per block,
+// bytes per column: Q8_K for the K-quants and IQ4_XS (for the SIMD Q4_K and Q5_K kernels with
+// the sub-blocks' code sums in bsums[0..7], ggml_repack_q8_K_pair_sums); Q8_0 blocks followed by one int32 per block,
 // -128 * sum of the block's codes, for Q8_0, Q4_0, Q5_0, IQ4_NL and MXFP4; plain Q8_1 rows for Q4_1,
 // whose stored s = d * sum of the codes carries the min term as in the plain kernels).
 #pragma once
@@ -87,6 +88,10 @@ ggml_type ggml_repack_act_type(ggml_type t);
 size_t ggml_repack_act_row_bytes(ggml_type t, int64_t k);
 // Appends the per-block sums of a Q8_0 activation row (see above) after its blocks.
 void ggml_repack_q8_0_sums(void * row, int64_t k);
+// In each block of a Q8_K activation row, bsums[j] (j < 8) becomes the sum of the 32 codes of
+// sub-block j (bsums[2j] + bsums[2j+1]) and bsums[8..15] zero: the activations of the SIMD
+// Q4_K and Q5_K kernels, whose mins term weights these sums (see above).
+void ggml_repack_q8_K_pair_sums(void * row, int64_t k);
 
 // Indexed by the weight's ggml_type.
 struct ggml_repack_kernels {
