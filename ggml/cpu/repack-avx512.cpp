@@ -2,8 +2,9 @@
 // Each 64-byte code vector of repack.h is unpacked once and multiplied with up to 10 activation
 // columns (VPDPBUSD, the activation dword broadcast), so a weight load serves every column of
 // the tile (10 rather than 8: the unpacking and the per-sub-block scaling spread over more
-// products; Q4_K's 4096 x 4096 x 512 product 364 -> 416 GFLOP/s on one thread); per column the tile keeps an integer accumulator of the current sub-block, the
-// scaled sum of the current block and the running sum over blocks.
+// products; Q4_K's 4096 x 4096 x 512 product 364 -> 416 GFLOP/s on one thread); per column the
+// tile keeps an integer accumulator of the current sub-block, the scaled sum of the current
+// block and the running sum over blocks.
 #include "repack.h"
 
 #include "quant-dot.h"

@@ -55,9 +55,10 @@
 // lda = ggml_repack_row_bytes(t, k), nr any count (the last group is read whole, only nr
 // rows written), b = activations from the table's act function (ggml_repack_act_row_bytes
 // bytes per column: Q8_K for the K-quants and IQ4_XS (for the SIMD Q4_K and Q5_K kernels with
-// the sub-blocks' code sums in bsums[0..7], ggml_repack_q8_K_pair_sums); Q8_0 blocks followed by one int32 per block,
-// -128 * sum of the block's codes, for Q8_0, Q4_0, Q5_0, IQ4_NL and MXFP4; plain Q8_1 rows for Q4_1,
-// whose stored s = d * sum of the codes carries the min term as in the plain kernels).
+// the sub-blocks' code sums in bsums[0..7], ggml_repack_q8_K_pair_sums); Q8_0 blocks followed
+// by one int32 per block, -128 * sum of the block's codes, for Q8_0, Q4_0, Q5_0, IQ4_NL and
+// MXFP4; plain Q8_1 rows for Q4_1, whose stored s = d * sum of the codes carries the min term
+// as in the plain kernels).
 #pragma once
 
 #include "mul-mat.h"
