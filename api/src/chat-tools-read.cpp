@@ -2,7 +2,10 @@
 // assistant messages.
 #include "chat-tools-read.h"
 
+#include "grammar/json-ordered-read.h"
+
 #include <algorithm>
+#include <stdexcept>
 
 namespace {
 
@@ -45,11 +48,10 @@ const nlohmann::json * function_member(json_reader & r, const char * forms) {
 // A call's arguments given as text: a JSON object's text becomes that object's compact text;
 // any other text (not JSON, not an object, or nested too deeply) stays a JSON string of itself.
 std::string arguments_from_text(const std::string & text) {
-    if (json_nesting_depth(text, json_max_depth) <= json_max_depth) {
-        nlohmann::ordered_json args = nlohmann::ordered_json::parse(text, nullptr, false);
-        if (args.is_object()) {
-            return json_write(args);
-        }
+    nlohmann::ordered_json args;
+    std::string error;
+    if (json_read_ordered(text, json_max_depth, &args, &error) && args.is_object()) {
+        return json_write(args);
     }
     return json_write(nlohmann::ordered_json(text));
 }
@@ -221,7 +223,12 @@ void read_tool_choice(json_reader & r, chat_request & req) {
 
 std::string json_ordered_body::text_at(const std::string & pointer) {
     if (!doc_) {
-        doc_ = nlohmann::ordered_json::parse(text_.begin(), text_.end());
+        nlohmann::ordered_json doc;
+        std::string error;
+        if (!json_read_ordered(text_, json_max_depth, &doc, &error)) {  // the body was read before: not reached
+            throw std::runtime_error("the request body cannot be read again: " + error);
+        }
+        doc_ = std::move(doc);
     }
     return json_write(doc_->at(nlohmann::ordered_json::json_pointer(pointer)));
 }

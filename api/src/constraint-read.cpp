@@ -1,6 +1,10 @@
 // api/constraint-read.cpp — structured output: response_format, json_schema and grammar.
 #include "generation-read.h"
 
+#include "grammar/json-ordered-read.h"
+
+#include <stdexcept>
+
 #include <vector>
 
 namespace {
@@ -98,7 +102,11 @@ void read_response_format(json_reader & r, constraint_source & out) {
 // The schema's JSON text with its keys in the body's order (the body was parsed into a map that
 // sorts keys; a schema's properties must keep the order the client declared).
 std::string schema_text(std::string_view body, const std::vector<const char *> & path) {
-    const nlohmann::ordered_json doc = nlohmann::ordered_json::parse(body.begin(), body.end());
+    nlohmann::ordered_json doc;  // read in linear time: nlohmann's ordered parse is quadratic in an object's keys
+    std::string error;
+    if (!json_read_ordered(body, json_max_depth, &doc, &error)) {  // the body was read before: not reached
+        throw std::runtime_error("the request body cannot be read again: " + error);
+    }
     const nlohmann::ordered_json * node = &doc;
     for (const char * key : path) {
         node = &node->at(key);

@@ -1,7 +1,10 @@
 // inferd-cli grammar bench over the whole collection of ../shared/testdata/jsonschema with the
 // gpt-2 vocabulary: every schema's instances token by token, in both serializations, with a
 // floor on the number of schemas that pass. The figures are printed (speed is not asserted).
+// And over the generated hostile suite (grammar/hostile-schemas.h): the bench never dies, every
+// schema compiles or is a compile error.
 #include "cli/cli.h"
+#include "grammar/hostile-schemas.h"
 #include "testdata.h"
 #include "tools/tools-test-util.h"
 
@@ -10,8 +13,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -44,6 +50,24 @@ TEST(inferd_cli_grammar_bench, jsonschema_collection_token_by_token) {
     EXPECT_EQ(j["schemas"].get<size_t>(), 2568u);
     EXPECT_LE(j["compile_errors"].get<size_t>(), 95u);
     EXPECT_GE(j["passing"].get<size_t>(), 2424u);
+}
+
+TEST(inferd_cli_grammar_bench, hostile_suite_never_dies) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    if (k_limit) GTEST_SKIP() << "sanitizer build: test-json-schema-hostile runs the suite through the compiler there";
+    const std::filesystem::path suite = std::filesystem::temp_directory_path() / ("inferd-hostile-" + std::to_string(::getpid()));
+    const size_t n = hostile_schemas_write(suite);
+    tools_capture in, out, err;
+    const int rc = cli_tool_main({"grammar", "bench", suite.string(), "--vocab", dir + "/vocab/ggml-vocab-gpt-2.gguf", "--json",
+                                  "--budget-s", "1"},
+                                 in.get(), out.get(), err.get());
+    std::filesystem::remove_all(suite);
+    ASSERT_EQ(rc, 0) << err.text();
+    const nlohmann::json j = nlohmann::json::parse(out.text());
+    std::printf("hostile suite, gpt-2 vocabulary: %s\n", j.dump().c_str());
+    EXPECT_EQ(j["schemas"].get<size_t>(), n);
+    EXPECT_GT(j["compile_errors"].get<size_t>(), 0u);
+    EXPECT_LT(j["compile_errors"].get<size_t>(), n);
 }
 
 }  // namespace

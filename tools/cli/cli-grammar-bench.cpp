@@ -7,6 +7,7 @@
 #include "cli-grammar.h"
 #include "cli-grammar-json.h"
 
+#include "grammar/json-ordered-read.h"
 #include "grammar/json-schema.h"
 
 #include <algorithm>
@@ -100,9 +101,15 @@ bench_schema_run bench_schema(const std::filesystem::path & f, const cli_grammar
     std::string text;
     if (!cli_read_file(f.string(), &text)) return {bench_verdict::compile_error, "cannot read the file"};
     try {
-        const ojson doc = ojson::parse(text);
+        ojson doc;
+        std::string error;  // read in linear time and within a nesting bound (a file may be hostile too)
+        if (!json_read_ordered(text, json_schema_options{}.max_document_depth + 8, &doc, &error)) {
+            return {bench_verdict::compile_error, "malformed file: " + error};
+        }
         const clock_type::time_point t0 = clock_type::now();
-        const json_schema_result r = json_schema_compile(doc.at("schema").dump());
+        json_schema_options budgets;  // the compile within the schema's time budget
+        budgets.max_time_ms = uint32_t(o.budget_s) * 1000;
+        const json_schema_result r = json_schema_compile(doc.at("schema").dump(), budgets);
         if (!r.ok()) return {bench_verdict::compile_error, r.error};
         const grammar_program_result p = grammar_program_build(r.value);
         if (!p.ok()) return {bench_verdict::compile_error, p.error};

@@ -49,6 +49,7 @@ private:
     size_t pos_ = 0;
     grammar g_;
     size_t n_symbols_ = 0;
+    size_t groups_open_ = 0;  // nesting of '(' now (the parser recurses once per group)
     std::map<std::string, uint32_t, std::less<>> user_rules_;  // name → rule, defined or referenced
     std::map<uint32_t, size_t> defined_at_;                     // user rule → offset of its name
     std::map<uint32_t, size_t> first_use_;                      // user rule → offset of its first use
@@ -186,6 +187,9 @@ private:
                 first_use_.emplace(ref, at);
                 push_symbol(rule, {grammar_symbol_kind::rule, ref});
             } else if (c == '(') {
+                if (++groups_open_ > grammar_max_group_depth) {
+                    fail(pos_, "groups nested more than " + std::to_string(grammar_max_group_depth) + " deep");
+                }
                 ++pos_;
                 const uint32_t group = new_generated_rule(rule);
                 skip_space(true);
@@ -193,6 +197,7 @@ private:
                 skip_space(true);
                 if (peek() != ')') fail(pos_, "expected ')'");
                 ++pos_;
+                --groups_open_;
                 last_start = g_.rules[rule].alternatives.back().size();
                 push_symbol(rule, {grammar_symbol_kind::rule, group});
             } else if (c == '*' || c == '+' || c == '?' || c == '{') {

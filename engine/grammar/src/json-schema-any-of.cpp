@@ -123,7 +123,13 @@ std::string schema_compiler::visit_any_of(const json & s, const char * key, cons
     if (std::string(key) == "anyOf" || branches.size() > k_max_exact_one_of || pairwise_disjoint()) {
         return any_of_branches(rest, branches, nullptr, key, path, hint);
     }
-    // oneOf with branches that may overlap: each one without the others, when that folds
+    // oneOf with branches that may overlap: each one without the others, when that folds. An
+    // attempt that failed is not made again for the same schema at the same depth or deeper (a
+    // recursive schema meets the same oneOf at every level: retrying each would be exponential).
+    const std::string attempt = s.dump();
+    if (auto it = one_of_failed_.find(attempt); it != one_of_failed_.end() && depth_ >= it->second) {
+        return any_of_branches(rest, branches, nullptr, key, path, hint);
+    }
     const checkpoint c = save();
     const size_t limit = work_limit_;
     const bool outer = approximated_;
@@ -134,6 +140,7 @@ std::string schema_compiler::visit_any_of(const json & s, const char * key, cons
     try {
         r = any_of_branches(rest, branches, &branches, key, path, hint, &dropped);
     } catch (const schema_failure & f) {
+        if (f.budget) throw;
         if (f.empty && !approximated_) {
             work_limit_ = limit;
             approximated_ = outer;
@@ -147,6 +154,8 @@ std::string schema_compiler::visit_any_of(const json & s, const char * key, cons
     if (r && !lossy) return *r;
     restore(c);
     work_ = c.work;
+    auto & failed_at = one_of_failed_.emplace(attempt, depth_).first->second;
+    failed_at = std::min(failed_at, depth_);
     return any_of_branches(rest, branches, nullptr, key, path, hint);
 }
 

@@ -7,9 +7,11 @@
 #pragma once
 
 #include "grammar/grammar.h"
+#include "grammar/json-schema.h"
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -48,6 +50,7 @@ std::string json_schema_decimal_range(const std::optional<json_decimal> & lo, bo
 // ---- regular expressions ----
 
 constexpr uint32_t regex_unbounded = UINT32_MAX;
+constexpr size_t regex_max_group_depth = 200;  // groups inside groups: past it the pattern is an error
 
 // A pattern's syntax tree: characters (one code point of a set), sequences, alternatives,
 // repetitions {min,max} of one node, and the anchors ^ and $.
@@ -134,11 +137,13 @@ using json = nlohmann::ordered_json;
 
 struct schema_failure {
     std::string message;
-    bool empty = false;  // the schema is valid but no value satisfies it
+    bool empty = false;   // the schema is valid but no value satisfies it
+    bool budget = false;  // a budget of the whole compile (work, time) ran out: no attempt may catch it
 };
 
 [[noreturn]] void fail(const std::string & m);
 [[noreturn]] void fail_empty(const std::string & m);
+[[noreturn]] void fail_budget(const std::string & m);
 std::string at(const std::string & path);  // a place for messages: "/" for the root
 
 // Internal keywords: what `not`, presence-only anyOf / oneOf branches and dependencies fold
@@ -171,8 +176,25 @@ std::optional<json> presence_formula(const schema_compiler & c, const json & s, 
 
 class schema_compiler {
 public:
-    explicit schema_compiler(const json & root);
+    explicit schema_compiler(const json & root, const json_schema_options & options = {});
     std::string compile();
+
+    // One level of the compiler's recursion (a visit, merge, fold, reference or validation):
+    // past options.max_depth, an error naming the place (path, or the subschema being visited
+    // when path is empty). Every recursive function of the compiler holds one. The error is an
+    // ordinary one: an attempt that hits it (an exact oneOf) unwinds and falls back.
+    class nesting {
+    public:
+        nesting(const schema_compiler & c, const std::string & path);
+        ~nesting() { --c_.depth_; }
+        nesting(const nesting &) = delete;
+        nesting & operator=(const nesting &) = delete;
+
+    private:
+        const schema_compiler & c_;
+    };
+    // One unit of work: past the work budgets or the deadline, an error naming the place.
+    void count_work(const std::string & path) const;
 
     // A new rule; a name reserved now and defined later (for cycles and automata).
     std::string add_rule(const std::string & hint, const std::string & body);
@@ -204,21 +226,30 @@ public:
 
 private:
     const json & root_;
+    json_schema_options opts_;
+    std::chrono::steady_clock::time_point deadline_;
     std::map<std::string, std::string> rules_;
     std::vector<std::string> order_;
     std::map<std::string, std::string> ref_rules_;
     std::vector<std::string> ref_order_;  // ref_rules_'s keys as they were added
     std::set<std::string> used_names_;
     std::map<std::string, int> name_counters_;
-    int depth_ = 0;
-    mutable size_t work_ = 0;  // visits and merges so far (count_work)
+    mutable size_t depth_ = 0;           // nesting levels held now (nesting)
+    mutable std::vector<std::string> negating_;  // references whose negation fold_not is folding
+    std::map<std::string, size_t> one_of_failed_;  // oneOf schemas whose exact attempt failed -> the least depth
+    mutable const std::string * where_ = nullptr;  // the path of the innermost visit, for messages
+    mutable size_t total_work_ = 0;      // every unit of work, attempts that were undone included
+    size_t gbnf_bytes_ = 0;              // the rules' text so far
+    mutable size_t work_ = 0;  // visits and merges so far (count_work; undone with an attempt)
     mutable bool approximated_ = false;  // a negation was left smaller than "not" (fold_not's `under`)
     size_t work_limit_;
     bool legacy_ref_ = false;  // $schema is draft 3 to 7
 
-    void count_work(const std::string & path) const;
+    [[noreturn]] void fail_budget_at(const std::string & what, const std::string & path) const;
     std::string visit_ref(const std::string & ref, const std::string & path);
     std::string visit_with_ref(const json & s, const std::string & path, const std::string & hint);
+    std::string visit_not_ref(const json & s, const std::string & path);
+    static bool lone_negated_ref(const json & s);
     // json-schema-any-of.cpp
     std::string visit_any_of(const json & s, const char * key, const std::string & path, const std::string & hint);
     std::string any_of_branches(const json & rest, const json & branches, const json * others, const std::string & key,

@@ -58,6 +58,8 @@ json concat(const json & a, const json & b) {
 json schema_compiler::inline_ref(const json & s, const std::string & path, int guard) const {
     if (!s.is_object() || !s.contains("$ref")) return s;
     if (guard > 16) fail("allOf at " + at(path) + ": $ref chain too deep to merge");
+    const nesting level(*this, path);
+    count_work(path);
     if (!s["$ref"].is_string()) fail("'$ref' at " + at(path) + " is not a string");
     json target = inline_ref(resolve_ref(s["$ref"].get<std::string>(), path), path, guard + 1);
     json rest = s;
@@ -116,6 +118,7 @@ const std::set<std::string> k_merged_object_words = {"properties", "additionalPr
 
 json schema_compiler::merge(json a, const json & b, const std::string & path, int guard) const {
     if (guard > 64) fail("allOf at " + at(path) + ": nested too deeply to merge");
+    const nesting level(*this, path);
     count_work(path);
     if (b.is_boolean()) {
         if (!b.get<bool>()) fail_empty("allOf at " + at(path) + ": a branch is false (nothing is valid)");

@@ -110,6 +110,8 @@ bool fold_bound(json & s, const json & n, const std::string & path) {
 
 std::optional<json> presence_formula(const schema_compiler & c, const json & s, const std::string & path, int depth) {
     if (depth > 16) return std::nullopt;
+    const schema_compiler::nesting level(c, path);
+    c.count_work(path);
     if (s.is_boolean()) return json(s.get<bool>());
     if (!s.is_object()) return std::nullopt;
     if (s.contains("$ref") && s["$ref"].is_string()) return presence_formula(c, c.inline_ref(s, path), path, depth + 1);
@@ -182,9 +184,24 @@ json schema_compiler::fold_presence_branches(const json & s, const char * key, c
 }
 
 json schema_compiler::fold_not(const json & s, const std::string & path, bool under) const {
+    const nesting level(*this, path);
+    count_work(path);
     json out = s;
     out.erase("not");
     json n = s["not"];
+    // a reference whose negation is being folded already: folding it again would not end
+    const bool ref = n.is_object() && n.contains("$ref") && n["$ref"].is_string();
+    if (ref && std::find(negating_.begin(), negating_.end(), n["$ref"].get<std::string>()) != negating_.end()) {
+        unsupported(path, "the negation of a recursive $ref '" + n["$ref"].get<std::string>() + "'");
+    }
+    struct negating {  // n's reference while it is folded
+        std::vector<std::string> & refs;
+        bool pushed;
+        ~negating() {
+            if (pushed) refs.pop_back();
+        }
+    } held{negating_, ref};
+    if (ref) negating_.push_back(n["$ref"].get<std::string>());
     if (n.is_boolean()) {
         if (n.get<bool>() && under) fail_empty("'not' at " + at(path) + " rejects every value");
         if (n.get<bool>()) unsupported(path, "it rejects every value");
@@ -270,6 +287,7 @@ std::optional<json> schema_compiler::fold_not_properties(const json & out, const
         branches.push_back({{k_key_outside, json::array({names})}});
     }
     for (auto it = props.begin(); it != props.end(); ++it) {
+        count_work(path);
         if (it.value().is_boolean() && it.value().get<bool>()) continue;  // never fails
         if (it.value().is_object() && !constrains(it.value())) continue;
         if (under && !negatable(it.value(), path)) {  // a part of "not n" left out: a subset of it
@@ -306,16 +324,19 @@ json schema_compiler::fold_not_conjuncts(const json & out, const json & n, const
 
 // Whether `not s` folds (its form is one fold_not accepts).
 bool schema_compiler::negatable(const json & s, const std::string & path) const {
+    const nesting level(*this, path);
     try {
         fold_not(json{{"not", s}}, path, true);
         return true;
     } catch (const schema_failure & f) {
+        if (f.budget) throw;
         return f.empty;  // no value is left: that folds too
     }
 }
 
 // if / then / else: (if and then) or (not if and else); then / else without if do nothing.
 json schema_compiler::fold_if(const json & s, const std::string & path) const {
+    const nesting level(*this, path);
     json rest = s;
     for (const char * k : {"if", "then", "else"}) rest.erase(k);
     if (!s.contains("if")) return rest;
@@ -323,6 +344,7 @@ json schema_compiler::fold_if(const json & s, const std::string & path) const {
     try {
         fold_not(json{{"not", cond}}, path);  // the condition must be negatable
     } catch (const schema_failure & f) {
+        if (f.budget) throw;
         if (!f.empty) fail("unsupported keyword 'if' at " + at(path) + " (its condition: " + f.message + ")");
     }
     const json yes = merge(cond, s.contains("then") ? s["then"] : json(true), path);
@@ -333,6 +355,7 @@ json schema_compiler::fold_if(const json & s, const std::string & path) const {
 // dependencies / dependentSchemas whose schema says more than which properties are present:
 // "if the object has a, then S", folded as if / then (the other entries stay).
 json schema_compiler::fold_dependent_schemas(const json & s, const std::string & path) const {
+    const nesting level(*this, path);
     json out = s;
     for (const char * key : {"dependencies", "dependentSchemas"}) {
         if (!s.contains(key) || !s[key].is_object()) continue;

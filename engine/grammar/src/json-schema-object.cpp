@@ -147,7 +147,10 @@ void object_builder::build_keys(const std::vector<std::string> & names) {
     for (size_t p = 0; p < patterns.size(); ++p) inputs[p].tree = &patterns[p].second;
     inputs.back().literals = names;
     std::string why;
-    if (!json_schema_dfa_build(inputs, 4096, &keys, &why)) fail("'patternProperties' at " + at(path) + ": " + why);
+    if (!json_schema_dfa_build(inputs, 4096, &keys, &why)) {
+        const char * what = patterns.empty() ? "the keys of other properties (kept from the declared names)" : "'patternProperties'";
+        fail(std::string(what) + " at " + at(path) + ": " + why);
+    }
 }
 
 std::string object_builder::extra_value(uint64_t matched) {
@@ -181,35 +184,38 @@ std::string object_builder::extra_value(uint64_t matched) {
 // ones not declared, then the ones a formula names.
 std::vector<std::string> object_builder::slot_names(const json & props) {
     std::vector<std::string> names;
-    for (auto it = props.begin(); it != props.end(); ++it) names.push_back(it.key());
-    for (const std::string & r : req_order) {
-        if (!props.contains(r)) names.push_back(r);
-    }
+    std::set<std::string> named;  // ordered_json's lookups are linear: one set for all of them
+    auto add = [&](const std::string & n) {
+        if (named.insert(n).second) names.push_back(n);
+    };
+    for (auto it = props.begin(); it != props.end(); ++it) add(it.key());
+    for (const std::string & r : req_order) add(r);
     std::set<std::string> mentioned;
     for (const json & f : formulas) presence_names(f, mentioned);
     for (const json & list : outside) {
         for (const json & n : list) mentioned.insert(n.get<std::string>());
     }
-    for (const std::string & m : mentioned) {
-        if (std::find(names.begin(), names.end(), m) == names.end()) names.push_back(m);
-    }
+    for (const std::string & m : mentioned) add(m);
     return names;
 }
 
 void object_builder::read_required() {
     if (!s.contains("required")) return;
     if (!s["required"].is_array()) fail("'required' at " + at(path) + " is not an array");
+    std::set<std::string> seen;
     for (const json & r : s["required"]) {
-        if (r.is_string() && std::find(req_order.begin(), req_order.end(), r.get<std::string>()) == req_order.end()) {
-            req_order.push_back(r.get<std::string>());
-        }
+        if (r.is_string() && seen.insert(r.get<std::string>()).second) req_order.push_back(r.get<std::string>());
     }
 }
 
 void object_builder::make_slots(const json & props, const std::vector<std::string> & names) {
     const std::set<std::string> required(req_order.begin(), req_order.end());
+    std::map<std::string, const json *> declared_at;  // ordered_json's lookups are linear
+    for (auto it = props.begin(); it != props.end(); ++it) declared_at.emplace(it.key(), &it.value());
     for (const std::string & n : names) {
-        const json * declared = props.contains(n) ? &props[n] : nullptr;
+        c.count_work(path);
+        const auto found = declared_at.find(n);
+        const json * declared = found == declared_at.end() ? nullptr : found->second;
         json schema;
         try {
             schema = value_schema(n, declared);

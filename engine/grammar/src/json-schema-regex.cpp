@@ -57,6 +57,7 @@ public:
 private:
     std::string_view p_;
     size_t pos_ = 0;
+    size_t groups_open_ = 0;  // nesting of groups now: the tree's height, which its walks recurse over
     regex_tree & t_;
 
     [[noreturn]] void fail(const std::string & m) const { throw regex_failure{m}; }
@@ -159,6 +160,11 @@ private:
     }
 
     uint32_t parse_group() {
+        if (++groups_open_ > regex_max_group_depth) fail("groups nested more than " + std::to_string(regex_max_group_depth) + " deep");
+        struct close_group {
+            size_t & open;
+            ~close_group() { --open; }
+        } closing{groups_open_};
         ++pos_;
         if (peek() == '?') {
             if (p_.substr(pos_, 2) == "?:") {

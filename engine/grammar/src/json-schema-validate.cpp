@@ -293,6 +293,8 @@ bool constraining_keyword(const std::string & key) { return constraining_words_l
 
 std::optional<bool> json_schema_validate(const schema_compiler & c, const json & s, const json & v, int depth) {
     if (s.is_boolean()) return s.get<bool>();
+    const schema_compiler::nesting level(c, "");
+    c.count_work("");
     if (!s.is_object()) return std::nullopt;
     if (s.contains("$ref") && s["$ref"].is_string()) {
         const json resolved = c.inline_ref(s, "");

@@ -7,11 +7,14 @@
 #include "grammar/json-schema.h"
 
 #include "grammar/gbnf.h"
+#include "grammar/json-ordered-read.h"
 #include "json-schema-impl.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <optional>
+#include <vector>
 
 namespace json_schema_detail {
 
@@ -44,9 +47,14 @@ const std::set<std::string> k_unsupported = {
     "propertyNames", "contains", "minContains", "maxContains",
     "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef"};
 
+// The total work allowed, attempts that were undone included, as a multiple of max_work.
+constexpr size_t k_total_work_factor = 4;
 
-// A bound on the work one schema may take (anyOf / if branches combined by allOf multiply).
-constexpr size_t k_max_work = 200000;
+// A place for a budget's message: long paths (a schema nested thousands of levels) cut short.
+std::string short_at(const std::string & path) {
+    const std::string p = at(path);
+    return p.size() > 200 ? p.substr(0, 200) + "…" : p;
+}
 
 std::string rule_name_part(const std::string & s) {
     std::string out;
@@ -58,11 +66,25 @@ std::string rule_name_part(const std::string & s) {
     return out.empty() ? "x" : out;
 }
 
+// The name of the rule defined on line `line` (1-based) of compiled GBNF text: named after the
+// place in the schema it comes from.
+std::string rule_at_line(const std::string & gbnf, uint32_t line) {
+    size_t pos = 0;
+    for (uint32_t l = 1; l < line && pos != std::string::npos; ++l) {
+        pos = gbnf.find('\n', pos);
+        if (pos != std::string::npos) ++pos;
+    }
+    if (pos == std::string::npos) return "?";
+    return gbnf.substr(pos, std::min(gbnf.find(' ', pos), pos + 80) - pos);
+}
+
 }  // namespace
 
 void fail(const std::string & m) { throw schema_failure{m, false}; }
 
 void fail_empty(const std::string & m) { throw schema_failure{m, true}; }
+
+void fail_budget(const std::string & m) { throw schema_failure{m, false, true}; }
 
 std::string at(const std::string & path) { return path.empty() ? "/" : path; }
 
@@ -93,7 +115,9 @@ const std::set<std::string> & number_words() {
     return w;
 }
 
-schema_compiler::schema_compiler(const json & root) : root_(root), work_limit_(k_max_work) {
+schema_compiler::schema_compiler(const json & root, const json_schema_options & options)
+    : root_(root), opts_(options), work_limit_(options.max_work) {
+    deadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(opts_.max_time_ms);
     used_names_ = {"root", "ws", "json-char", "json-string", "json-int", "json-number",
                    "json-bool", "json-null", "json-value", "json-object", "json-array"};
     if (root.is_object() && root.contains("$schema") && root["$schema"].is_string()) {
@@ -121,6 +145,14 @@ std::string schema_compiler::unique_name(const std::string & hint) {
 }
 
 void schema_compiler::define(const std::string & name, const std::string & body) {
+    gbnf_bytes_ += name.size() + body.size();
+    if (rules_.size() >= opts_.max_rules) {  // the rules now: an attempt that is undone gives them back
+        fail("the schema is too large to compile at " + short_at(where_ ? *where_ : "") + " (over " +
+             std::to_string(opts_.max_rules) + " grammar rules)");
+    }
+    if (gbnf_bytes_ > opts_.max_gbnf_bytes) {  // every rule ever written, undone ones included
+        fail_budget_at("its grammar is over " + std::to_string(opts_.max_gbnf_bytes >> 20) + " MiB", where_ ? *where_ : "");
+    }
     rules_[name] = body;
     order_.push_back(name);
 }
@@ -184,6 +216,33 @@ std::string schema_compiler::visit_ref(const std::string & ref, const std::strin
     return name;
 }
 
+// {"not": {"$ref": r}} alone: one rule for it, named before it is compiled, so a negated
+// reference that leads back to itself (not of a tree schema) becomes a recursive rule instead of
+// a fold without end. The key "!r" cannot clash with a reference (those start with '#').
+std::string schema_compiler::visit_not_ref(const json & s, const std::string & path) {
+    const std::string ref = s["not"]["$ref"].get<std::string>();
+    const std::string key = "!" + ref;
+    if (auto it = ref_rules_.find(key); it != ref_rules_.end()) return it->second;
+    const std::string name = unique_name("not-ref-" + ref.substr(ref.rfind('/') + 1));
+    ref_rules_[key] = name;
+    ref_order_.push_back(key);
+    order_.push_back(name);
+    rules_[name] = visit(fold_not(s, path), path, name);
+    return name;
+}
+
+// Whether s is {"not": {"$ref": …}} and nothing else that constrains.
+bool schema_compiler::lone_negated_ref(const json & s) {
+    if (!s.is_object() || !s.contains("not") || !s["not"].is_object() || s["not"].size() != 1 || !s["not"].contains("$ref") ||
+        !s["not"]["$ref"].is_string()) {
+        return false;
+    }
+    for (auto it = s.begin(); it != s.end(); ++it) {
+        if (it.key() != "not" && (constraining_keyword(it.key()) || it.key() == "$ref")) return false;
+    }
+    return true;
+}
+
 schema_compiler::checkpoint schema_compiler::save() const { return {order_.size(), ref_order_.size(), work_}; }
 
 void schema_compiler::restore(const checkpoint & c) {
@@ -216,12 +275,14 @@ std::string schema_compiler::visit_with_ref(const json & s, const std::string & 
 // ---- nodes ----
 
 std::string schema_compiler::visit(const json & s, const std::string & path, const std::string & hint) {
-    if (++depth_ > 200) fail("schema nested too deeply at " + at(path).substr(0, 200) + (path.size() > 200 ? "…" : ""));
+    const nesting level(*this, path);
     count_work(path);
-    struct leave {
-        int & d;
-        ~leave() { --d; }
-    } guard{depth_};
+    struct innermost {  // where_ names this visit until it returns
+        const std::string *& where;
+        const std::string * outer;
+        ~innermost() { where = outer; }
+    } place{where_, where_};
+    where_ = &path;
     if (s.is_boolean()) {
         if (!s.get<bool>()) fail_empty("schema false at " + at(path) + " (no value is valid)");
         return "json-value";
@@ -248,6 +309,7 @@ std::string schema_compiler::visit(const json & s, const std::string & path, con
     if (listed && (s.contains("not") || s.contains("anyOf") || s.contains("oneOf"))) {
         if (auto r = visit_enum(s, path, hint, false)) return *r;
     }
+    if (lone_negated_ref(s)) return visit_not_ref(s, path);
     if (s.contains("not")) return visit(fold_not(s, path), path, hint);
     if (s.contains(k_not_any)) {  // oneOf's other branches
         json out = s;
@@ -272,9 +334,31 @@ bool schema_compiler::has_dependent_schemas(const json & s) {
     return false;
 }
 
+schema_compiler::nesting::nesting(const schema_compiler & c, const std::string & path) : c_(c) {
+    if (++c_.depth_ > c_.opts_.max_depth) {
+        --c_.depth_;
+        const std::string & where = path.empty() && c_.where_ ? *c_.where_ : path;
+        fail("the schema is nested too deeply at " + short_at(where) + " (over " + std::to_string(c_.opts_.max_depth) +
+                    " levels of subschemas, references, merges and negations)");
+    }
+}
+
+void schema_compiler::fail_budget_at(const std::string & what, const std::string & path) const {
+    fail_budget("the schema is too large to compile at " + short_at(path) + " (" + what + ")");
+}
+
 void schema_compiler::count_work(const std::string & path) const {
+    const std::string & where = path.empty() && where_ ? *where_ : path;
+    if (++total_work_ > opts_.max_work * k_total_work_factor) {
+        fail_budget_at("over " + std::to_string(opts_.max_work * k_total_work_factor) + " steps of work", where);
+    }
+    if (opts_.max_time_ms && total_work_ % 64 == 0 && std::chrono::steady_clock::now() > deadline_) {
+        fail_budget_at("over its time budget of " + std::to_string(opts_.max_time_ms) + " ms", where);
+    }
     if (++work_ > work_limit_) {
-        fail("the schema is too large to compile at " + at(path) + " (over " + std::to_string(k_max_work) + " subschemas once combined)");
+        const std::string m = "over " + std::to_string(opts_.max_work) + " subschemas once combined";
+        if (work_limit_ >= opts_.max_work) fail_budget_at(m, where);
+        fail("the schema is too large to compile at " + short_at(where) + " (" + m + ")");  // an attempt's own limit
     }
 }
 
@@ -419,18 +503,17 @@ std::string schema_compiler::repeat(const std::string & x, uint64_t min, std::op
 
 }  // namespace json_schema_detail
 
-json_schema_result json_schema_compile(std::string_view schema_json) {
+json_schema_result json_schema_compile(std::string_view schema_json, const json_schema_options & options) {
     using namespace json_schema_detail;
     json_schema_result r;
     json schema;
-    try {
-        schema = json::parse(schema_json);
-    } catch (const json::parse_error & e) {
-        r.error = std::string("the schema is not valid JSON: ") + e.what();
+    std::string error;
+    if (!json_read_ordered(schema_json, options.max_document_depth, &schema, &error)) {
+        r.error = error.rfind("the text ", 0) == 0 ? "the schema " + error.substr(9) : "the schema is " + error;
         return r;
     }
     try {
-        schema_compiler c(schema);
+        schema_compiler c(schema, options);
         r.gbnf = c.compile();
     } catch (const schema_failure & f) {
         r.error = f.message;
@@ -440,6 +523,11 @@ json_schema_result json_schema_compile(std::string_view schema_json) {
         return r;
     }
     grammar_parse_result g = grammar_parse_gbnf(r.gbnf);
+    if (!g.ok() && g.error.message.find("too large") != std::string::npos) {  // the place: the rule's name
+        r.error = "the schema is too large to compile at rule '" + rule_at_line(r.gbnf, g.error.line) + "' (" + g.error.message + ")";
+        r.gbnf.clear();
+        return r;
+    }
     if (!g.ok()) {
         r.error = "the schema's grammar does not compile: " + g.error.to_string();
         r.gbnf.clear();

@@ -20,8 +20,8 @@
 // Errors name the line and column (1-based, columns in code points) and the problem: a syntax
 // error, an undefined rule (at its first use), a rule defined twice, no `root`, an empty or
 // reversed character class range, a bad escape, invalid UTF-8, a repetition bound over
-// grammar_max_repeat, or a grammar over grammar_max_symbols symbols once repetitions are
-// expanded.
+// grammar_max_repeat, groups nested deeper than grammar_max_group_depth, or a grammar over
+// grammar_max_symbols symbols once repetitions are expanded.
 #pragma once
 
 #include "grammar/grammar.h"
@@ -32,6 +32,7 @@
 
 constexpr uint32_t grammar_max_repeat = 1000000;
 constexpr size_t grammar_max_symbols = size_t(1) << 20;
+constexpr size_t grammar_max_group_depth = 1000;  // '(' inside '(': the parser's recursion
 
 struct grammar_parse_error {
     uint32_t line = 0;    // 1-based; 0 when the error has no place (no `root`)

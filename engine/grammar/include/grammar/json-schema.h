@@ -62,15 +62,34 @@
 // or tabs of indentation (so compact and single-spaced serializations, and pretty-printing, are
 // valid, and a model cannot loop in whitespace).
 //
-// Compiling is bounded: a schema whose combinations grow past 200,000 subschemas, a pattern or
+// Compiling is bounded (json_schema_options): the nesting of the compiler's own recursion
+// (every fold, merge, reference and subschema counts one level, so no input reaches the C++
+// stack's limit), the document's nesting, the work (subschemas visited, merged, folded or
+// validated once combined), the grammar's rules and text, and the time; a pattern or
 // property-name automaton past 4,096 states, or an object with more than 4,000 combinations of
-// present properties is an error, not a hang.
+// present properties. Past a budget the result is an error naming the place in the schema where
+// the compiler gave up ("the schema is nested too deeply at /properties/a/items/…"), never a
+// crash, a hang or unbounded memory. A `not` that would be folded through a $ref that leads back
+// to itself is compiled as a recursive rule where it stands alone, and refused otherwise
+// ("unsupported keyword 'not' at /… (the negation of a recursive $ref '#/$defs/n')").
 #pragma once
 
 #include "grammar/grammar.h"
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
+
+// Budgets of one compile. The defaults keep a compile under about 2 s and 1 GiB on one core.
+struct json_schema_options {
+    size_t max_depth = 256;            // nesting of subschemas, merges, folds and references
+    size_t max_document_depth = 512;   // nesting of the schema's JSON document (objects and arrays)
+    size_t max_work = 200000;          // subschemas visited, merged, folded or validated
+    size_t max_rules = 200000;         // rules of the generated grammar
+    size_t max_gbnf_bytes = size_t(4) << 20;  // its GBNF text, every attempt's rules included
+    uint32_t max_time_ms = 10000;      // wall-clock time of the compile (0: no deadline)
+};
 
 struct json_schema_result {
     grammar value;
@@ -80,4 +99,4 @@ struct json_schema_result {
 };
 
 // schema_json: the schema as JSON text (a parse error is an error too).
-json_schema_result json_schema_compile(std::string_view schema_json);
+json_schema_result json_schema_compile(std::string_view schema_json, const json_schema_options & options = {});

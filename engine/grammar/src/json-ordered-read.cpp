@@ -1,0 +1,140 @@
+// JSON text to ordered_json in linear time (grammar/json-ordered-read.h): nlohmann's SAX parser
+// drives a builder that keeps the containers being read on a stack, each object with a hash
+// index of its keys.
+#include "grammar/json-ordered-read.h"
+
+#include <cmath>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+// Objects up to this many keys find a repeated key by a linear search; larger ones by the index.
+constexpr size_t k_linear_keys = 16;
+
+class ordered_builder : public nlohmann::json_sax<ojson> {
+public:
+    explicit ordered_builder(size_t max_depth) : max_depth_(max_depth) {}
+
+    bool null() override { return add(ojson(nullptr)); }
+    bool boolean(bool v) override { return add(ojson(v)); }
+    bool number_integer(number_integer_t v) override { return add(ojson(v)); }
+    bool number_unsigned(number_unsigned_t v) override { return add(ojson(v)); }
+    bool number_float(number_float_t v, const string_t & text) override {
+        if (!std::isfinite(v)) {  // as nlohmann's own parser: a number past a double's range is an error
+            error_ = "the text is not valid JSON: the number " + text.substr(0, 40) + " is out of range";
+            return false;
+        }
+        return add(ojson(v));
+    }
+    bool string(string_t & v) override { return add(ojson(std::move(v))); }
+    bool binary(binary_t & v) override { return add(ojson::binary(std::move(v))); }
+    bool start_object(std::size_t) override { return open(ojson::object()); }
+    bool start_array(std::size_t) override { return open(ojson::array()); }
+    bool end_object() override { return close(); }
+    bool end_array() override { return close(); }
+    bool key(string_t & k) override {
+        stack_.back().key = std::move(k);
+        return true;
+    }
+    bool parse_error(std::size_t, const std::string &, const nlohmann::detail::exception & e) override {
+        error_ = std::string("the text is not valid JSON: ") + e.what();
+        return false;
+    }
+
+    ojson result() { return std::move(root_); }
+    const std::string & error() const { return error_; }
+
+private:
+    struct frame {
+        ojson value;
+        std::string key;  // the key of the member being read (objects)
+        std::unique_ptr<std::unordered_map<std::string, size_t>> index;  // key -> place, past k_linear_keys
+    };
+
+    size_t max_depth_;
+    std::vector<frame> stack_;
+    ojson root_;
+    std::string error_;
+
+    bool open(ojson v) {
+        if (stack_.size() >= max_depth_) {
+            error_ = "nested deeper than " + std::to_string(max_depth_) + " levels at " + pointer();
+            return false;
+        }
+        stack_.push_back({std::move(v), {}, nullptr});
+        return true;
+    }
+
+    bool close() {
+        ojson v = std::move(stack_.back().value);
+        stack_.pop_back();
+        return add(std::move(v));
+    }
+
+    bool add(ojson v) {
+        if (stack_.empty()) {
+            root_ = std::move(v);
+            return true;
+        }
+        frame & f = stack_.back();
+        if (f.value.is_array()) {
+            f.value.get_ref<ojson::array_t &>().push_back(std::move(v));
+            return true;
+        }
+        // the object's members as the vector of (key, value) pairs it is: appended without a search
+        auto & members = static_cast<ojson::object_t::Container &>(f.value.get_ref<ojson::object_t &>());
+        if (members.size() >= k_linear_keys && !f.index) {
+            f.index = std::make_unique<std::unordered_map<std::string, size_t>>();
+            for (size_t i = 0; i < members.size(); ++i) f.index->emplace(members[i].first, i);
+        }
+        size_t found = members.size();
+        if (f.index) {
+            if (auto it = f.index->find(f.key); it != f.index->end()) found = it->second;
+        } else {
+            for (size_t i = 0; i < members.size(); ++i) {
+                if (members[i].first == f.key) found = i;
+            }
+        }
+        if (found < members.size()) {
+            members[found].second = std::move(v);  // a repeated key: the first place, the last value
+            return true;
+        }
+        if (f.index) f.index->emplace(f.key, members.size());
+        members.emplace_back(std::move(f.key), std::move(v));
+        return true;
+    }
+
+    // The JSON pointer of the innermost container being read.
+    std::string pointer() const {
+        std::string out;
+        for (const frame & f : stack_) {  // each container's member being read
+            if (f.value.is_object()) out += "/" + f.key;
+            else out += "/" + std::to_string(f.value.size());
+            if (out.size() > 200) return out.substr(0, 200) + "…";
+        }
+        return out.empty() ? "/" : out;
+    }
+};
+
+}  // namespace
+
+bool json_read_ordered(std::string_view text, size_t max_depth, nlohmann::ordered_json * out, std::string * error) {
+    ordered_builder b(max_depth);
+    bool ok = false;
+    try {
+        ok = ojson::sax_parse(text.begin(), text.end(), &b);
+    } catch (const nlohmann::json::exception & e) {  // a number out of range, invalid UTF-8 in a string, …
+        *error = std::string("the text is not valid JSON: ") + e.what();
+        return false;
+    }
+    if (!ok) {
+        *error = b.error().empty() ? "the text is not valid JSON" : b.error();
+        return false;
+    }
+    *out = b.result();
+    return true;
+}
