@@ -365,3 +365,26 @@ TEST(toolcall_grammar, random_generation_parses_back) {
         }
     }
 }
+
+// The tools' schemas share one time budget: once it is spent a strict tool's schema is an error
+// that says so, another tool's arguments are any JSON object; hostile schemas never take longer.
+TEST(toolcall_grammar, schemas_share_one_time_budget) {
+    ordered_json tools = ordered_json::array();
+    for (int i = 0; i < 40; ++i) {
+        ordered_json props = ordered_json::object();  // slow to compile: many optional properties with a count
+        for (int p = 0; p < 24; ++p) props["p" + std::to_string(p)] = {{"type", "string"}, {"maxLength", 3}};
+        tools.push_back({{"type", "function"},
+                         {"function", {{"name", "f" + std::to_string(i)},
+                                       {"parameters", {{"type", "object"}, {"properties", props}, {"minProperties", 3}}}}}});
+    }
+    toolcall::call_grammar_options o;
+    o.max_time_ms = 1;
+    o.strict = true;
+    const toolcall::call_grammar_result strict = toolcall::call_grammar(family::hermes, tools, o);
+    ASSERT_FALSE(strict.ok());
+    EXPECT_NE(strict.error.find("time budget"), std::string::npos) << strict.error;
+    o.strict = false;
+    const toolcall::call_grammar_result loose = toolcall::call_grammar(family::hermes, tools, o);
+    ASSERT_TRUE(loose.ok()) << loose.error;
+    EXPECT_TRUE(grammar_recognize(loose.value, "<tool_call>\n{\"name\": \"f39\", \"arguments\": {\"any\": [1]}}\n</tool_call>"));
+}

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,8 +22,10 @@ struct cg_tool {
 
 class cg_builder {
 public:
-    cg_builder(std::vector<cg_tool> tools, const nlohmann::ordered_json & all_tools)
-        : tools_(std::move(tools)), all_tools_(all_tools) {}
+    // max_time_ms: the time all the tools' schemas may take to compile together (0: no bound).
+    cg_builder(std::vector<cg_tool> tools, const nlohmann::ordered_json & all_tools, uint32_t max_time_ms = 0)
+        : tools_(std::move(tools)), all_tools_(all_tools), max_time_ms_(max_time_ms),
+          deadline_(std::chrono::steady_clock::now() + std::chrono::milliseconds(max_time_ms)) {}
 
     const std::vector<cg_tool> & tools() const { return tools_; }
     // Appends `name ::= body`.
@@ -60,6 +64,8 @@ private:
     std::string error_;
     int counter_ = 0;
     bool no_lt_ = false;
+    uint32_t max_time_ms_;
+    std::chrono::steady_clock::time_point deadline_;
 };
 
 // GBNF literal of text.

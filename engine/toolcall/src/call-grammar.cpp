@@ -131,7 +131,14 @@ std::string cg_builder::text_until(const std::string & hint, std::string_view ma
 
 std::string cg_builder::compile_schema(const std::string & prefix, const json & schema, bool strict,
                                        const std::string & what, std::string_view fallback) {
-    json_schema_result r = json_schema_compile(schema.dump());
+    json_schema_options budgets;  // what is left of the time all the tools may take
+    json_schema_result r;
+    if (max_time_ms_) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now()).count();
+        budgets.max_time_ms = uint32_t(std::max<int64_t>(1, left));
+        if (left <= 0) r.error = "the tools' schemas are over their time budget of " + std::to_string(max_time_ms_) + " ms";
+    }
+    if (r.error.empty()) r = json_schema_compile(schema.dump(), budgets);
     if (!r.ok()) {
         if (strict) {
             error_ = what + ": " + r.error;
@@ -295,7 +302,7 @@ call_grammar_result call_grammar(family f, const nlohmann::ordered_json & tools,
     }
     std::vector<detail::cg_tool> list = detail::collect_tools(tools, o, res.error);
     if (!res.error.empty()) return res;
-    detail::cg_builder b(std::move(list), tools);
+    detail::cg_builder b(std::move(list), tools, o.max_time_ms);
     const std::string reason = o.allow_reasoning || o.reasoning_open ? detail::reasoning_part(f, b, o) : "";
     const std::string calls = detail::cg_family_calls(f, b, o.parallel);
     if (b.failed() || calls.empty()) {

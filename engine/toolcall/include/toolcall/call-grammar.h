@@ -51,6 +51,10 @@ struct call_grammar_options {
     // instead (a tool's own `"strict": true` makes it strict anyway). Compilable schemas are
     // enforced either way.
     bool strict = false;
+    // The time the tools' schemas may take to compile, all of them together (each compile is
+    // bounded by what is left; past it a strict tool's schema is an error and another's
+    // arguments are any JSON object). 0: only each compile's own budgets.
+    uint32_t max_time_ms = 1000;
 };
 
 struct call_grammar_result {
