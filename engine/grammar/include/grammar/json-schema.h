@@ -81,7 +81,8 @@
 #include <string>
 #include <string_view>
 
-// Budgets of one compile. The defaults keep a compile under about 2 s and 1 GiB on one core.
+// Budgets of one compile (the defaults: at most 10 s, as inferd-cli grammar bench gives a schema;
+// the server gives a request 1 s).
 struct json_schema_options {
     size_t max_depth = 256;            // nesting of subschemas, merges, folds and references
     size_t max_document_depth = 512;   // nesting of the schema's JSON document (objects and arrays)
