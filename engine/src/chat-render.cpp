@@ -43,6 +43,31 @@ std::string content_text(const ordered_json & c) {
     return out;
 }
 
+// The bounds of one request's render: a tenth of the engine's default step budget (about 0.8 s of
+// work; the chat templates of real models take well under a million steps for a long conversation).
+jinja::render_options request_render_options() {
+    jinja::render_options o;
+    o.bounds.max_steps = 50000000;
+    return o;
+}
+
+// A short conversation rendered once when a template is loaded: a template that reaches one of
+// the engine's limits on it would reach it on every request (other errors, such as a template
+// that refuses a system message, are the template's own rules). The limit's message, or "".
+std::string probe_render_limit(const jinja::parsed_template & t, const chat_special_texts & sp) {
+    ordered_json ctx = {{"messages", ordered_json::array({{{"role", "system"}, {"content", "You are a helpful assistant."}},
+                                                          {{"role", "user"}, {"content", "Hello"}},
+                                                          {{"role", "assistant"}, {"content", "Hi! How can I help?"}},
+                                                          {{"role", "user"}, {"content", "What is 2 + 2?"}}})},
+                        {"add_generation_prompt", true}, {"bos_token", sp.bos}, {"eos_token", sp.eos}};
+    try {
+        jinja::render(t, ctx, request_render_options());
+    } catch (const jinja::error & e) {
+        if (e.kind() == jinja::error_kind::limit) return e.what();
+    }
+    return "";
+}
+
 }  // namespace
 
 std::shared_ptr<const chat_renderer> chat_renderer::create(std::string_view requested, std::string_view model_jinja,
@@ -83,7 +108,11 @@ std::shared_ptr<const chat_renderer> chat_renderer::create(std::string_view requ
         try {
             jinja::parse_options po;
             po.source_name = name;
-            r->jinja_ = std::make_unique<jinja_state>(jinja_state{jinja::parse(source, po)});
+            jinja::parsed_template parsed = jinja::parse(source, po);
+            if (const std::string limit = probe_render_limit(parsed, r->sp_); !limit.empty()) {
+                throw jinja::error(jinja::error_kind::limit, "a short conversation reaches a limit: " + limit, name, 0, 0);
+            }
+            r->jinja_ = std::make_unique<jinja_state>(jinja_state{std::move(parsed)});
             r->source_ = std::move(source);
             r->describe_ = name == "tokenizer.chat_template" ? "the model's Jinja template" : "Jinja template " + name;
             r->stops_ = chat_template_stop_texts(chat_template_detect(r->source_).value_or(chat_template_kind::chatml));
@@ -93,7 +122,8 @@ std::shared_ptr<const chat_renderer> chat_renderer::create(std::string_view requ
                 if (error) *error = std::string("--chat-template: ") + e.what();
                 return nullptr;
             }
-            if (note) *note = std::string("the model's chat template does not parse (") + e.what() + "); ";
+            const char * what = e.kind() == jinja::error_kind::limit ? "reaches a limit of the template engine" : "does not parse";
+            if (note) *note = std::string("the model's chat template ") + what + " (" + e.what() + "); ";
         }
     }
     const chat_template_kind k = chat_template_detect(model_jinja).value_or(chat_template_kind::chatml);
@@ -122,7 +152,7 @@ bool chat_renderer::render(const ordered_json & messages, const ordered_json & t
         for (const auto & [k, v] : kwargs.items()) ctx[k] = v;
     }
     try {
-        *out = jinja::render(jinja_->tmpl, ctx);
+        *out = jinja::render(jinja_->tmpl, ctx, request_render_options());
     } catch (const jinja::error & e) {
         if (error) *error = std::string("chat template: ") + e.what();
         return false;

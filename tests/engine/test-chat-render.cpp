@@ -111,6 +111,20 @@ TEST(chat_render, fallbacks_say_so) {
     ASSERT_TRUE(broken);
     EXPECT_EQ(broken->describe(), "llama3");
     EXPECT_NE(note.find("does not parse"), std::string::npos) << note;
+    // Templates that reach a limit of the engine on a short conversation (recursion without end,
+    // nested loops of 10^12 iterations, doubling a string): the same fallback, or an error for
+    // --chat-template; never a render per request that runs into the limit.
+    for (const char * hostile : {"{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}",
+                                 "{% for i in range(1000000) %}{% for j in range(1000000) %}x{% endfor %}{% endfor %}",
+                                 "{% set ns = namespace(s='x') %}{% for i in range(100) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s }}"}) {
+        auto fallback = chat_renderer::create("", std::string("<|im_start|>") + hostile, {}, &note, &err);
+        ASSERT_TRUE(fallback) << hostile;
+        EXPECT_EQ(fallback->describe(), "chatml") << hostile;
+        EXPECT_NE(note.find("reaches a limit"), std::string::npos) << note;
+        err.clear();
+        EXPECT_FALSE(chat_renderer::create(hostile, "", {}, &note, &err)) << hostile;
+        EXPECT_NE(err.find("--chat-template"), std::string::npos) << err;
+    }
     // A family renders content parts and reasoning too.
     EXPECT_EQ(render_ok(*none, ordered_json::parse(R"([{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}])")),
               "<|im_start|>user\na\nb<|im_end|>\n<|im_start|>assistant\n");
