@@ -373,10 +373,33 @@ bool branch_to_gbnf(const regex_tree & t, uint32_t i, const std::string & json_c
 
 }  // namespace
 
+// The largest product of the finite counts of repetitions nested in one another ({1,1000} inside
+// {1,1000}: 10^6). Such a pattern is that ambiguous (a run of a's splits that many ways), and the
+// lexer that matches it token by token would follow that many positions at once. Nodes are
+// added after their kids, so one pass in index order sees every kid first.
+uint64_t nested_count_product(const regex_tree & t) {
+    std::vector<uint64_t> product(t.nodes.size(), 1);
+    uint64_t most = 1;
+    for (size_t i = 0; i < t.nodes.size(); ++i) {
+        const regex_node & n = t.nodes[i];
+        uint64_t inner = 1;
+        for (uint32_t k : n.kids) inner = std::max(inner, product[k]);
+        const uint64_t own = n.k == regex_node::kind::repeat && n.max != regex_unbounded ? std::max<uint64_t>(n.max, 1) : 1;
+        product[i] = std::min<uint64_t>(inner * own, uint64_t(1) << 40);
+        most = std::max(most, product[i]);
+    }
+    return most;
+}
+
 bool json_schema_regex_parse(std::string_view pattern, regex_tree * out, std::string * error) {
     try {
         regex_parser p(pattern, out);
         p.parse();
+        if (nested_count_product(*out) > regex_max_nested_counts) {
+            *error = "repetition counts nested in one another multiply past " + std::to_string(regex_max_nested_counts) +
+                     " (too ambiguous to match token by token)";
+            return false;
+        }
         return true;
     } catch (const regex_failure & f) {
         *error = f.message;
