@@ -58,8 +58,9 @@ test-asan: deps
 		ctest --output-on-failure -j$(JOBS)
 
 # The libFuzzer targets (clang tree in $(BUILD_FUZZ); tests/fuzz/run-fuzz.sh lists them): GGUF
-# reader, Jinja engine, API request parsers, HTTP layer, streamed text, each for its budget in
-# `make test` (about 3 minutes in all); skips with a reason when clang or libFuzzer is missing
+# reader, Jinja engine, API request parsers, HTTP layer, streamed text, JSON Schema compiler, GBNF
+# parser and matcher, schema patterns, each for its budget in `make test` (about 4.5 minutes of
+# fuzzing in all); skips with a reason when clang or libFuzzer is missing
 # (fails under CI=true). `make fuzz` runs each for FUZZ_SECONDS (FUZZ_TARGETS="api http" for some).
 test-fuzz: deps
 	JOBS=$(JOBS) bash tests/fuzz/run-fuzz.sh $(BUILD_FUZZ)

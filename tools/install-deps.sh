@@ -4,8 +4,8 @@ set -euo pipefail
 
 packages=(cmake make g++ libboost-dev nlohmann-json3-dev libspdlog-dev libgtest-dev libgmock-dev libbenchmark-dev
           libssl-dev openssl  # HTTPS (Boost.Beast over OpenSSL); the CLI makes the tests' certificate
-          python3             # tools/soak.py (the soak and overload runs)
-          clang libclang-rt-dev  # clang + libFuzzer runtime: the GGUF fuzzer (make test-fuzz)
+          python3             # tools/soak.py (the soak and overload runs), tests/fuzz/schema-seeds.py
+          clang libclang-rt-dev  # clang + libFuzzer runtime: the fuzz targets (make test-fuzz)
           prometheus             # promtool: the server's /metrics exposition check
           chromium)              # the chat page's browser test (headless, driven by playwright-core)
 

@@ -247,6 +247,14 @@ const config_flag k_flags[] = {
          return config_parse_int(v, 0, 1'000'000, "0..1000000", &c.max_queue, e);
      },
      nullptr, [](const server_config & d) { return std::to_string(d.max_queue); }},
+    {"Model and engine", "compile-threads", "", "N", "INFERD_COMPILE_THREADS",
+     "threads that compile requests' JSON Schemas, grammars and tool-call grammars (off the HTTP threads); "
+     "at most --max-queue requests wait for one, more get 503 with Retry-After",
+     true, false, false, config_flag_action::set,
+     [](server_config & c, std::string_view v, std::string * e) {
+         return config_parse_int(v, 1, 64, "1..64", &c.compile_threads, e);
+     },
+     nullptr, [](const server_config & d) { return std::to_string(d.compile_threads); }},
 
     {"Speculative decoding", "model-draft", "-md", "FILE", "INFERD_MODEL_DRAFT",
      "a smaller GGUF model with the same vocabulary that drafts tokens for the model to verify several at "

@@ -2,7 +2,7 @@
 #include "chat-prompt.h"
 
 #include "engine/chat-render.h"
-#include "toolcall/call-grammar.h"
+#include "grammar/json-ordered-read.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,10 +11,23 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
+// Request texts read back as ordered JSON (checked by the request parser, which bounds their
+// nesting). nlohmann's own ordered parse is quadratic in an object's keys: a tool with 100,000
+// properties would hold an I/O thread for seconds.
+constexpr size_t max_text_depth = 512;
+
+// The value of a JSON text; discarded when it is not JSON.
+ojson read_ordered(const std::string & text) {
+    ojson v;
+    std::string error;
+    if (!json_read_ordered(text, max_text_depth, &v, &error)) return ojson(ojson::value_t::discarded);
+    return v;
+}
+
 // A call's arguments as the template reads them: the object (or, for a client's text that is
 // not a JSON object, that text).
 ojson call_arguments(const std::string & text) {
-    ojson v = ojson::parse(text, nullptr, false);
+    ojson v = read_ordered(text);
     return v.is_discarded() ? ojson(text) : v;
 }
 
@@ -41,8 +54,10 @@ ojson template_message(const api_chat_message & m) {
 // it ("none" also turns enable_thinking off).
 ojson template_kwargs(const chat_plan_inputs & in, const chat_request & cr) {
     ojson kwargs = in.kwargs.is_object() ? in.kwargs : ojson::object();
-    const ojson request_kwargs = ojson::parse(cr.chat_template_kwargs);  // an object, checked
-    for (const auto & [k, val] : request_kwargs.items()) kwargs[k] = val;
+    const ojson request_kwargs = read_ordered(cr.chat_template_kwargs);  // an object, checked
+    if (request_kwargs.is_object()) {
+        for (const auto & [k, val] : request_kwargs.items()) kwargs[k] = val;
+    }
     if (!cr.reasoning_effort.empty()) {
         if (!kwargs.contains("reasoning_effort")) kwargs["reasoning_effort"] = cr.reasoning_effort;
         if (cr.reasoning_effort == "none" && !kwargs.contains("enable_thinking")) kwargs["enable_thinking"] = false;
@@ -83,9 +98,9 @@ bool any_strict(const ojson & tools) {
 }
 
 // The grammar of the calls: forced (tool_choice required or a named function), or from the
-// call marker on (auto). thinks: it allows a reasoning block before the calls.
-std::optional<api_error> tool_grammar(const chat_plan_inputs & in, const chat_request & cr, const ojson & tools,
-                                      toolcall::family f, bool thinks, chat_plan * out) {
+// call marker on (auto). thinks: it allows a reasoning block before the calls. Only what to
+// compile is decided here (chat_plan_compile compiles it).
+std::optional<api_error> tool_grammar(const chat_request & cr, toolcall::family f, bool thinks, chat_plan * out) {
     if (cr.constraint.kind != api_constraint_kind::none) {
         return api_error_invalid_request(cr.constraint.source_param +
                                              " cannot be combined with a tool_choice that forces a call",
@@ -97,28 +112,25 @@ std::optional<api_error> tool_grammar(const chat_plan_inputs & in, const chat_re
         msg += "'; use \"auto\"";
         return api_error_invalid_request(msg, "tool_choice");
     }
-    toolcall::call_grammar_options o;
+    chat_tool_grammar t;
+    t.family = f;
+    toolcall::call_grammar_options & o = t.options;
     if (cr.tool_choice == api_tool_choice::function) o.function = cr.tool_choice_function;
     o.optional_calls = cr.tool_choice == api_tool_choice::auto_;
     o.parallel = cr.parallel_tool_calls;
     o.reasoning_open = out->output.opts.reasoning_open;
     o.allow_reasoning = thinks || o.reasoning_open;
-    toolcall::call_grammar_result r = toolcall::call_grammar(f, tools, o);
-    if (!r.ok()) return api_error_invalid_request("tool_choice: " + r.error, "tool_choice");
-    api_constraint c;
-    c.kind = api_constraint_kind::gbnf;
-    c.text = std::move(r.gbnf);
-    c.source_param = "tool_choice";
-    return in.grammars->compile(c, &out->grammar);
+    out->tool_grammar = std::move(t);
+    return std::nullopt;
 }
 
 }  // namespace
 
-std::optional<api_error> chat_plan_make(const chat_plan_inputs & in, const chat_request & cr, chat_plan * out) {
+std::optional<api_error> chat_plan_prepare(const chat_plan_inputs & in, const chat_request & cr, chat_plan * out) {
     ojson msgs = ojson::array();
     for (const api_chat_message & m : cr.messages) msgs.push_back(template_message(m));
     const bool use_tools = !cr.tools.empty() && cr.tool_choice != api_tool_choice::none;
-    const ojson tools = use_tools ? ojson::parse(cr.tools) : ojson();
+    const ojson tools = use_tools ? read_ordered(cr.tools) : ojson();  // an array, checked
     const chat_renderer & renderer = use_tools && in.chat_tools ? *in.chat_tools : *in.chat;
     std::string err;
     const ojson kwargs = template_kwargs(in, cr);
@@ -140,14 +152,32 @@ std::optional<api_error> chat_plan_make(const chat_plan_inputs & in, const chat_
     o.render_control = o.parse;
     o.opts.reasoning_open = o.parse && toolcall::prompt_opens_reasoning(o.family, out->prompt);
     if (use_tools && (cr.tool_choice == api_tool_choice::required || cr.tool_choice == api_tool_choice::function)) {
-        return tool_grammar(in, cr, tools, o.family, thinks && !thinking_off, out);
+        return tool_grammar(cr, o.family, thinks && !thinking_off, out);
     }
     // "auto" with a strict tool: the calls the model starts are held to their schemas, the text
     // before them is free (not for formats whose calls have no marker, nor beside a response_format).
     if (use_tools && cr.tool_choice == api_tool_choice::auto_ && any_strict(tools) &&
         cr.constraint.kind == api_constraint_kind::none && toolcall::call_grammar_supported(o.family) &&
         !toolcall::call_grammar_marker(o.family).empty()) {
-        return tool_grammar(in, cr, tools, o.family, thinks && !thinking_off, out);
+        return tool_grammar(cr, o.family, thinks && !thinking_off, out);
     }
     return std::nullopt;
+}
+
+bool chat_plan_lookup(const chat_plan_inputs & in, chat_plan * out, std::optional<api_error> * error) {
+    *error = std::nullopt;
+    if (!out->tool_grammar) return true;
+    const chat_tool_grammar & t = *out->tool_grammar;
+    return in.grammars->lookup_tool_calls(t.family, out->output.opts.tools, t.options, &out->grammar, error);
+}
+
+std::optional<api_error> chat_plan_compile(const chat_plan_inputs & in, chat_plan * out) {
+    if (!out->tool_grammar) return std::nullopt;
+    const chat_tool_grammar & t = *out->tool_grammar;
+    return in.grammars->compile_tool_calls(t.family, out->output.opts.tools, t.options, &out->grammar);
+}
+
+std::optional<api_error> chat_plan_make(const chat_plan_inputs & in, const chat_request & cr, chat_plan * out) {
+    if (auto e = chat_plan_prepare(in, cr, out)) return e;
+    return chat_plan_compile(in, out);
 }

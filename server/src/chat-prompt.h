@@ -10,6 +10,10 @@
 //   if (auto e = chat_plan_make(in, request, &plan)) return respond_error(*e);   // 400
 //   tokens = tokenize(plan.prompt); g.grammar = plan.grammar ? plan.grammar : constraint program;
 //
+// In two steps, where the compile may be slow (the server's I/O threads): chat_plan_prepare
+// renders and decides (cheap); chat_plan_lookup takes the tool-call grammar from the cache when
+// it is there, else chat_plan_compile compiles it (on a compile thread).
+//
 // Which output parser: with tools (and tool_choice not "none") the family the template writes
 // calls in (toolcall::detect_family; "generic" JSON when the template writes none); without
 // tools, when reasoning is split (--reasoning-format / the request's reasoning_format) and the
@@ -41,9 +45,16 @@ struct chat_output_options {
     bool render_control = false;   // control tokens in the output become their text (markers)
 };
 
+// The tool-call grammar a request needs: toolcall::call_grammar(family, output.opts.tools, options).
+struct chat_tool_grammar {
+    toolcall::family family = toolcall::family::none;
+    toolcall::call_grammar_options options;
+};
+
 struct chat_plan {
     std::string prompt;                              // the rendered template
     std::shared_ptr<const grammar_program> grammar;  // forces tool calls; nullptr when not forced
+    std::optional<chat_tool_grammar> tool_grammar;   // what `grammar` is compiled from; nullopt: none
     chat_output_options output;
 };
 
@@ -57,4 +68,13 @@ struct chat_plan_inputs {
     grammar_program_cache * grammars = nullptr;
 };
 
+// chat_plan_prepare, then chat_plan_compile.
 std::optional<api_error> chat_plan_make(const chat_plan_inputs & in, const chat_request & cr, chat_plan * out);
+// The prompt, the output settings and out->tool_grammar; compiles nothing. Errors: 400s
+// (the template's, a forced call beside a response_format, a format that cannot force calls).
+std::optional<api_error> chat_plan_prepare(const chat_plan_inputs & in, const chat_request & cr, chat_plan * out);
+// out->grammar from in.grammars' cache only: true when known (nothing to compile, a cached program,
+// or a cached refusal in *error); false when chat_plan_compile must compile it.
+bool chat_plan_lookup(const chat_plan_inputs & in, chat_plan * out, std::optional<api_error> * error);
+// Compiles out->tool_grammar into out->grammar (through in.grammars); 400s whose param is tool_choice.
+std::optional<api_error> chat_plan_compile(const chat_plan_inputs & in, chat_plan * out);

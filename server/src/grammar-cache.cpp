@@ -1,4 +1,5 @@
-// Compiling request constraints (GBNF, JSON Schema) into grammar programs, with an LRU cache.
+// Compiling request constraints (GBNF, JSON Schema) and tool-call grammars into grammar
+// programs, with an LRU cache of programs and refusals.
 #include "grammar-cache.h"
 
 #include "grammar/gbnf.h"
@@ -6,58 +7,137 @@
 
 namespace {
 
-// Texts longer than this are compiled every time rather than kept as cache keys.
-constexpr size_t max_cached_text = size_t(64) << 10;
-
-api_error constraint_error(const api_constraint & c, const std::string & problem) {
-    return api_error_invalid_request(c.source_param + ": " + problem, c.source_param);
+// A request's schema gets 1 s (the library's default, 10 s, is for offline tools).
+json_schema_options request_schema_budgets() {
+    json_schema_options o;
+    o.max_time_ms = 1000;
+    return o;
 }
+
+// Keys longer than this are compiled every time rather than kept.
+constexpr size_t max_cached_text = size_t(64) << 10;
 
 }  // namespace
 
-std::optional<api_error> grammar_program_cache::compile(const api_constraint & c,
-                                                        std::shared_ptr<const grammar_program> * out) {
-    *out = nullptr;
-    if (c.kind == api_constraint_kind::none) return std::nullopt;
-    const std::string key = (c.kind == api_constraint_kind::gbnf ? "g:" : "s:") + c.text;
-    if (auto p = find(key)) {
-        *out = std::move(p);
-        return std::nullopt;
-    }
+std::string grammar_program_cache::key_of(const api_constraint & c) {
+    return (c.kind == api_constraint_kind::gbnf ? "g:" : "s:") + c.text;
+}
+
+// Every field of the options, the family and the tools' compact JSON; the function name with its
+// length first, so that no two option sets make the same key.
+std::string grammar_program_cache::key_of(toolcall::family f, const nlohmann::ordered_json & tools,
+                                          const toolcall::call_grammar_options & o) {
+    std::string key = "t:";
+    key += toolcall::family_name(f);
+    key += ':';
+    key += std::to_string(o.function.size());
+    key += ':';
+    key += o.function;
+    for (bool b : {o.parallel, o.allow_reasoning, o.reasoning_open, o.optional_calls, o.strict}) key += b ? '1' : '0';
+    key += ':';
+    key += tools.dump();
+    return key;
+}
+
+grammar_program_cache::outcome grammar_program_cache::build(api_constraint_kind kind, const std::string & text,
+                                                            bool * cacheable) {
+    *cacheable = true;
     try {
         grammar g;
-        if (c.kind == api_constraint_kind::gbnf) {
-            grammar_parse_result r = grammar_parse_gbnf(c.text);
-            if (!r.ok()) return constraint_error(c, r.error.to_string());
+        if (kind == api_constraint_kind::gbnf) {
+            grammar_parse_result r = grammar_parse_gbnf(text);
+            if (!r.ok()) return {nullptr, r.error.to_string()};
             g = std::move(r.value);
         } else {
-            json_schema_result r = json_schema_compile(c.text);
-            if (!r.ok()) return constraint_error(c, r.error);
+            json_schema_result r = json_schema_compile(text, request_schema_budgets());
+            if (!r.ok()) return {nullptr, r.error};
             g = std::move(r.value);
         }
         grammar_program_result p = grammar_program_build(g);
-        if (!p.ok()) return constraint_error(c, p.error);
-        insert(key, p.value);
-        *out = std::move(p.value);
-        return std::nullopt;
+        if (!p.ok()) return {nullptr, p.error};
+        return {std::move(p.value), ""};
     } catch (const std::exception & e) {  // e.g. a grammar too large for memory
-        return constraint_error(c, std::string("the grammar could not be compiled (") + e.what() + ")");
+        *cacheable = false;
+        return {nullptr, std::string("the grammar could not be compiled (") + e.what() + ")"};
     }
 }
 
-std::shared_ptr<const grammar_program> grammar_program_cache::find(const std::string & key) {
-    std::lock_guard<std::mutex> lk(mu_);
-    auto it = index_.find(key);
-    if (it == index_.end()) return nullptr;
-    lru_.splice(lru_.begin(), lru_, it->second);
-    return it->second->second;
+std::optional<api_error> grammar_program_cache::answer(const outcome & o, const std::string & param,
+                                                       std::shared_ptr<const grammar_program> * out) {
+    *out = o.program;
+    if (o.program) return std::nullopt;
+    return api_error_invalid_request(param + ": " + o.problem, param);
 }
 
-void grammar_program_cache::insert(const std::string & key, std::shared_ptr<const grammar_program> program) {
+std::optional<api_error> grammar_program_cache::compile(const api_constraint & c,
+                                                        std::shared_ptr<const grammar_program> * out) {
+    std::optional<api_error> e;
+    if (lookup(c, out, &e)) return e;
+    bool cacheable = true;
+    outcome o = build(c.kind, c.text, &cacheable);
+    if (cacheable) insert(key_of(c), o);
+    return answer(o, c.source_param, out);
+}
+
+std::optional<api_error> grammar_program_cache::compile_tool_calls(toolcall::family f,
+                                                                   const nlohmann::ordered_json & tools,
+                                                                   const toolcall::call_grammar_options & o,
+                                                                   std::shared_ptr<const grammar_program> * out) {
+    *out = nullptr;
+    const std::string key = key_of(f, tools, o);
+    outcome found;
+    if (find(key, &found)) return answer(found, "tool_choice", out);
+    bool cacheable = true;
+    outcome built;
+    try {
+        toolcall::call_grammar_result r = toolcall::call_grammar(f, tools, o);
+        built = r.ok() ? build(api_constraint_kind::gbnf, r.gbnf, &cacheable) : outcome{nullptr, r.error};
+    } catch (const std::exception & e) {
+        cacheable = false;
+        built = {nullptr, std::string("the grammar could not be compiled (") + e.what() + ")"};
+    }
+    if (cacheable) insert(key, built);
+    return answer(built, "tool_choice", out);
+}
+
+bool grammar_program_cache::lookup(const api_constraint & c, std::shared_ptr<const grammar_program> * out,
+                                   std::optional<api_error> * error) {
+    *out = nullptr;
+    *error = std::nullopt;
+    if (c.kind == api_constraint_kind::none) return true;
+    outcome found;
+    if (!find(key_of(c), &found)) return false;
+    *error = answer(found, c.source_param, out);
+    return true;
+}
+
+bool grammar_program_cache::lookup_tool_calls(toolcall::family f, const nlohmann::ordered_json & tools,
+                                              const toolcall::call_grammar_options & o,
+                                              std::shared_ptr<const grammar_program> * out,
+                                              std::optional<api_error> * error) {
+    *out = nullptr;
+    *error = std::nullopt;
+    outcome found;
+    if (!find(key_of(f, tools, o), &found)) return false;
+    *error = answer(found, "tool_choice", out);
+    return true;
+}
+
+bool grammar_program_cache::find(const std::string & key, outcome * out) {
+    if (key.size() > max_cached_text) return false;
+    std::lock_guard<std::mutex> lk(mu_);
+    auto it = index_.find(key);
+    if (it == index_.end()) return false;
+    lru_.splice(lru_.begin(), lru_, it->second);
+    *out = it->second->second;
+    return true;
+}
+
+void grammar_program_cache::insert(const std::string & key, outcome value) {
     if (capacity_ == 0 || key.size() > max_cached_text) return;
     std::lock_guard<std::mutex> lk(mu_);
     if (index_.count(key)) return;  // compiled meanwhile by another request
-    lru_.emplace_front(key, std::move(program));
+    lru_.emplace_front(key, std::move(value));
     index_[key] = lru_.begin();
     if (lru_.size() > capacity_) {
         index_.erase(lru_.back().first);

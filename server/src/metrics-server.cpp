@@ -65,6 +65,17 @@ server_metrics::server_metrics() {
     connections_refused_ = &r.add_counter("inferd_http_connections_refused_total",
                                           "Connections answered 503 because --max-connections were open.")
                                 .with({});
+    compile_waiting_ = &r.add_gauge("inferd_compile_jobs_waiting",
+                                    "Generation requests waiting for a compile thread (a constraint or tool-call "
+                                    "grammar not in the cache).")
+                            .with({});
+    compile_running_ = &r.add_gauge("inferd_compile_jobs_running",
+                                    "Generation requests being prepared on a compile thread.")
+                            .with({});
+    compile_errors_ = &r.add_counter("inferd_compile_errors_total",
+                                     "Constraints and tool-call grammars refused (answered 400), and compile jobs "
+                                     "that failed (answered 500).")
+                           .with({});
     model_info_ = &r.add_gauge("inferd_model_info", "The served model; the value is always 1.",
                                {"model", "architecture", "quantization", "ctx_size", "parallel"});
 }
@@ -105,6 +116,13 @@ void server_metrics::add_draft_tokens(uint64_t n, uint64_t accepted) {
 }
 
 void server_metrics::connection_refused() { connections_refused_->inc(); }
+
+void server_metrics::set_compile_jobs(size_t waiting, size_t running) {
+    compile_waiting_->set(static_cast<double>(waiting));
+    compile_running_->set(static_cast<double>(running));
+}
+
+void server_metrics::compile_error() { compile_errors_->inc(); }
 
 void server_metrics::set_model_info(const server_model_info & info) {
     model_info_->clear();

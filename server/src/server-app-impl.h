@@ -3,6 +3,7 @@
 
 #include "api/error.h"
 #include "api/request-common.h"
+#include "compile-pool.h"
 #include "grammar-cache.h"
 #include "engine/model.h"
 #include "server/batch-loop.h"
@@ -15,6 +16,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -43,6 +46,10 @@ struct server_app::impl {
     std::condition_variable cv;
     bool stopped = false;  // guarded by mu
     bool shutting_down = false;
+    // Compile threads (--compile-threads): constraints and tool-call grammars not in `grammars`
+    // are compiled there, never on an I/O thread. Last, so that its jobs (which use the members
+    // above) are finished or refused before anything else goes.
+    std::unique_ptr<compile_pool> compiles;
 
     void load_model();
     void load_draft_model(const model_params & mp);
@@ -68,6 +75,12 @@ struct server_app::impl {
                        std::chrono::steady_clock::time_point t0);
     void refresh_gauges();
 
+    // Runs prepare(meta) on a compile thread (meta: req without its body, which is gone by then);
+    // prepare answers the request. 503 (queue_full) when the compile queue is full, 503 when the
+    // server stops before its turn, 500 when prepare throws; nothing for a client already gone.
+    void run_on_compile_thread(const http_request & req, const std::shared_ptr<http_response> & res,
+                               std::chrono::steady_clock::time_point t0,
+                               std::function<void(const http_request & meta)> prepare);
     void handle_completions(const http_request & req, std::shared_ptr<http_response> res);
     void handle_chat(const http_request & req, std::shared_ptr<http_response> res);
     void handle_embeddings(const http_request & req, std::shared_ptr<http_response> res);

@@ -59,6 +59,7 @@ bool server_app::start(std::string * error) {
     o.tls_cert_file = s.cfg.ssl_cert_file;
     o.tls_key_file = s.cfg.ssl_key_file;
     o.on_refused = [&s] { s.metrics.connection_refused(); };
+    s.compiles = std::make_unique<compile_pool>(size_t(s.cfg.compile_threads), size_t(s.cfg.max_queue));
     s.http = std::make_unique<http_server>(o, s.router, s.log);
     if (!s.http->start(error)) return false;
     s.log->info("listening on {}://{}:{} (model {} loading)", s.cfg.ssl_cert_file.empty() ? "http" : "https", s.cfg.host,
@@ -272,6 +273,9 @@ void server_app::shutdown() {
         s.log->info("shutting down: finishing requests in flight (at most {} ms)", s.cfg.shutdown_timeout.count());
         s.http->shutdown(s.cfg.shutdown_timeout);
     }
+    // After the drain (queued compiles were requests in flight): what has not started is refused
+    // (503), what runs finishes and reaches the batch loop, which stops after it.
+    if (s.compiles) s.compiles->stop();
     if (s.loop) s.loop->stop();
     std::lock_guard<std::mutex> lk(s.mu);
     s.stopped = true;

@@ -1,12 +1,15 @@
 // POST /v1/completions and POST /v1/chat/completions: parse, compile the output constraint,
 // tokenize (or render the chat template), check the context, one batch-loop request per prompt
-// and choice.
+// and choice. A constraint or tool-call grammar that is not in the compile cache is compiled on a
+// compile thread, which then finishes the request; everything else runs on the I/O thread.
 #include "api/chat-request.h"
 #include "api/completion-request.h"
 #include "chat-prompt.h"
 #include "engine/chat-render.h"
 #include "server-app-impl.h"
 #include "server-generation.h"
+
+#include <spdlog/spdlog.h>
 
 #include <ctime>
 #include <random>
@@ -46,13 +49,16 @@ struct submit_plan {
     std::vector<gen_request> requests;
 };
 
+// 503 queue_full: the batch loop's queue or the compile queue is full.
+api_error server_busy(const std::string & why) {
+    return api_error_unavailable("The server is busy (" + why + "); retry later.", 1, "queue_full");
+}
+
 // Queues every request at once (all or none).
 std::optional<api_error> submit_all(batch_loop & loop, submit_plan & plan) {
     std::string why;
     if (loop.submit_all(plan.requests, &why)) return std::nullopt;
-    if (why.find("queue is full") != std::string::npos) {
-        return api_error_unavailable("The server is busy (" + why + "); retry later.", 1, "queue_full");
-    }
+    if (why.find("queue is full") != std::string::npos) return server_busy(why);
     return api_error_invalid_request(why);
 }
 
@@ -94,19 +100,11 @@ std::shared_ptr<generation_state> new_state(server_app::impl & s, generation_kin
     return st;
 }
 
-}  // namespace
-
-void server_app::impl::handle_completions(const http_request & req, std::shared_ptr<http_response> res) {
-    const auto t0 = std::chrono::steady_clock::now();
-    if (!require_ready(req, res, t0) || !require_generation(req, res, t0)) return;
-    completion_request cr;
-    if (auto e = completion_request_parse(req.body, cr)) return respond_error(req, res, *e, t0);
-    const int32_t n_vocab = mdl->hparams().n_vocab;
-    if (auto e = completion_request_check_vocab(cr, n_vocab)) return respond_error(req, res, *e, t0);
-    if (refuses_model(cr.model)) return respond_error(req, res, api_error_model_not_found(cr.model), t0);
-    std::shared_ptr<const grammar_program> program;
-    if (auto e = grammars.compile(cr.constraint, &program)) return respond_error(req, res, *e, t0);
-    const tokenizer & tok = mdl->get_tokenizer();
+// The rest of a completion once its constraint is compiled: tokenize, check, submit.
+void completion_submit(server_app::impl & s, const http_request & req, const std::shared_ptr<http_response> & res,
+                       std::chrono::steady_clock::time_point t0, const completion_request & cr,
+                       const std::shared_ptr<const grammar_program> & program) {
+    const tokenizer & tok = s.mdl->get_tokenizer();
     std::vector<prepared_prompt> prompts;
     for (const api_prompt & p : cr.prompts) {
         prepared_prompt pp;
@@ -117,14 +115,14 @@ void server_app::impl::handle_completions(const http_request & req, std::shared_
             pp.tokens = tok.tokenize(p.text, true, true);
             pp.echo_text = cr.echo ? p.text : "";
         }
-        if (pp.tokens.empty()) return respond_error(req, res, api_error_invalid_request("the prompt is empty", "prompt"), t0);
-        if (int64_t(pp.tokens.size()) + cr.max_tokens > int64_t(loop->n_ctx())) {
-            return respond_error(req, res, api_error_context_exceeded(int64_t(pp.tokens.size()), cr.max_tokens, loop->n_ctx(), "max_tokens"), t0);
+        if (pp.tokens.empty()) return s.respond_error(req, res, api_error_invalid_request("the prompt is empty", "prompt"), t0);
+        if (int64_t(pp.tokens.size()) + cr.max_tokens > int64_t(s.loop->n_ctx())) {
+            return s.respond_error(req, res, api_error_context_exceeded(int64_t(pp.tokens.size()), cr.max_tokens, s.loop->n_ctx(), "max_tokens"), t0);
         }
         prompts.push_back(std::move(pp));
     }
     submit_plan plan;
-    plan.st = new_state(*this, generation_kind::completion, cr.stream, cr.include_usage, res, req, t0);
+    plan.st = new_state(s, generation_kind::completion, cr.stream, cr.include_usage, res, req, t0);
     plan.st->n_logprobs = cr.logprobs ? *cr.logprobs : -1;
     plan.st->prompt_logprobs = cr.echo && cr.logprobs;
     const uint64_t seed = pick_seed(cr.sampling);
@@ -146,34 +144,26 @@ void server_app::impl::handle_completions(const http_request & req, std::shared_
         }
     }
     plan.st->n_choices = plan.requests.size();
-    if (auto e = submit_all(*loop, plan)) return respond_error(req, res, *e, t0);
+    if (auto e = submit_all(*s.loop, plan)) return s.respond_error(req, res, *e, t0);
 }
 
-void server_app::impl::handle_chat(const http_request & req, std::shared_ptr<http_response> res) {
-    const auto t0 = std::chrono::steady_clock::now();
-    if (!require_ready(req, res, t0) || !require_generation(req, res, t0)) return;
-    chat_request cr;
-    if (auto e = chat_request_parse(req.body, cr)) return respond_error(req, res, *e, t0);
-    if (auto e = api_sampling_check_vocab(cr.sampling, mdl->hparams().n_vocab)) return respond_error(req, res, *e, t0);
-    if (refuses_model(cr.model)) return respond_error(req, res, api_error_model_not_found(cr.model), t0);
-    std::shared_ptr<const grammar_program> program;
-    if (auto e = grammars.compile(cr.constraint, &program)) return respond_error(req, res, *e, t0);
-    const chat_plan_inputs in{chat.get(), chat_tools.get(), template_kwargs, cfg.reasoning_split, &grammars};
-    chat_plan cp;
-    if (auto e = chat_plan_make(in, cr, &cp)) return respond_error(req, res, *e, t0);
+// The rest of a chat request once its grammars are compiled: tokenize, check, submit.
+void chat_submit(server_app::impl & s, const http_request & req, const std::shared_ptr<http_response> & res,
+                 std::chrono::steady_clock::time_point t0, const chat_request & cr, const chat_plan & cp,
+                 std::shared_ptr<const grammar_program> program) {
     if (cp.grammar) program = cp.grammar;
-    const std::vector<int32_t> tokens = mdl->get_tokenizer().tokenize(cp.prompt, true, true);
-    const int64_t n_ctx = loop->n_ctx();
+    const std::vector<int32_t> tokens = s.mdl->get_tokenizer().tokenize(cp.prompt, true, true);
+    const int64_t n_ctx = s.loop->n_ctx();
     if (cr.max_tokens && int64_t(tokens.size()) + *cr.max_tokens > n_ctx) {
-        return respond_error(req, res, api_error_context_exceeded(int64_t(tokens.size()), *cr.max_tokens, n_ctx, "max_tokens"), t0);
+        return s.respond_error(req, res, api_error_context_exceeded(int64_t(tokens.size()), *cr.max_tokens, n_ctx, "max_tokens"), t0);
     }
     if (int64_t(tokens.size()) >= n_ctx) {
-        return respond_error(req, res, api_error_context_exceeded(int64_t(tokens.size()), 0, n_ctx, "messages"), t0);
+        return s.respond_error(req, res, api_error_context_exceeded(int64_t(tokens.size()), 0, n_ctx, "messages"), t0);
     }
     std::vector<std::string> stops = cr.stop;
-    for (std::string_view s : chat->stop_texts()) stops.emplace_back(s);
+    for (std::string_view st : s.chat->stop_texts()) stops.emplace_back(st);
     submit_plan plan;
-    plan.st = new_state(*this, generation_kind::chat, cr.stream, cr.include_usage, res, req, t0);
+    plan.st = new_state(s, generation_kind::chat, cr.stream, cr.include_usage, res, req, t0);
     plan.st->n_logprobs = cr.logprobs ? cr.top_logprobs : -1;
     plan.st->chat_output = cp.output;
     const uint64_t seed = pick_seed(cr.sampling);
@@ -192,5 +182,97 @@ void server_app::impl::handle_chat(const http_request & req, std::shared_ptr<htt
         plan.st->chat_choices.push_back(ch);
     }
     plan.st->n_choices = plan.requests.size();
-    if (auto e = submit_all(*loop, plan)) return respond_error(req, res, *e, t0);
+    if (auto e = submit_all(*s.loop, plan)) return s.respond_error(req, res, *e, t0);
+}
+
+}  // namespace
+
+void server_app::impl::run_on_compile_thread(const http_request & req, const std::shared_ptr<http_response> & res,
+                                             std::chrono::steady_clock::time_point t0,
+                                             std::function<void(const http_request & meta)> prepare) {
+    auto meta = std::make_shared<http_request>();
+    meta->method = req.method;
+    meta->target = req.target;
+    meta->path = req.path;
+    meta->remote = req.remote;
+    auto run = [this, meta, res, t0, prepare = std::move(prepare)] {
+        if (res->closed()) return metrics.request_done(meta->path, 499, server_seconds_since(t0));
+        std::string what = "an exception that is not a std::exception";
+        try {
+            prepare(*meta);
+            return;
+        } catch (const std::exception & e) {
+            what = e.what();
+        } catch (...) {
+        }
+        log->error("{} {}: preparing the request failed: {}", meta->method, meta->path, what);
+        metrics.compile_error();
+        respond_error(*meta, res, api_error_internal("The request could not be prepared (" + what + ")."), t0);
+    };
+    auto refuse = [this, meta, res, t0] {
+        respond_error(*meta, res, api_error_unavailable("The server is shutting down; retry later.", 1, "shutting_down"), t0);
+    };
+    switch (compiles->submit(std::move(run), refuse)) {
+        case compile_pool::submit_status::queued: return;
+        case compile_pool::submit_status::full: return respond_error(req, res, server_busy("the compile queue is full"), t0);
+        case compile_pool::submit_status::stopped: return refuse();
+    }
+}
+
+void server_app::impl::handle_completions(const http_request & req, std::shared_ptr<http_response> res) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!require_ready(req, res, t0) || !require_generation(req, res, t0)) return;
+    auto cr = std::make_shared<completion_request>();
+    if (auto e = completion_request_parse(req.body, *cr)) return respond_error(req, res, *e, t0);
+    const int32_t n_vocab = mdl->hparams().n_vocab;
+    if (auto e = completion_request_check_vocab(*cr, n_vocab)) return respond_error(req, res, *e, t0);
+    if (refuses_model(cr->model)) return respond_error(req, res, api_error_model_not_found(cr->model), t0);
+    std::shared_ptr<const grammar_program> program;
+    std::optional<api_error> refused;
+    if (grammars.lookup(cr->constraint, &program, &refused)) {
+        if (refused) {
+            metrics.compile_error();
+            return respond_error(req, res, *refused, t0);
+        }
+        return completion_submit(*this, req, res, t0, *cr, program);
+    }
+    run_on_compile_thread(req, res, t0, [this, cr, res, t0](const http_request & meta) {
+        std::shared_ptr<const grammar_program> compiled;
+        if (auto e = grammars.compile(cr->constraint, &compiled)) {
+            metrics.compile_error();
+            return respond_error(meta, res, *e, t0);
+        }
+        completion_submit(*this, meta, res, t0, *cr, compiled);
+    });
+}
+
+void server_app::impl::handle_chat(const http_request & req, std::shared_ptr<http_response> res) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!require_ready(req, res, t0) || !require_generation(req, res, t0)) return;
+    auto cr = std::make_shared<chat_request>();
+    if (auto e = chat_request_parse(req.body, *cr)) return respond_error(req, res, *e, t0);
+    if (auto e = api_sampling_check_vocab(cr->sampling, mdl->hparams().n_vocab)) return respond_error(req, res, *e, t0);
+    if (refuses_model(cr->model)) return respond_error(req, res, api_error_model_not_found(cr->model), t0);
+    const chat_plan_inputs in{chat.get(), chat_tools.get(), template_kwargs, cfg.reasoning_split, &grammars};
+    auto cp = std::make_shared<chat_plan>();
+    if (auto e = chat_plan_prepare(in, *cr, cp.get())) return respond_error(req, res, *e, t0);
+    std::shared_ptr<const grammar_program> program;
+    std::optional<api_error> refused, tool_refused;
+    if (grammars.lookup(cr->constraint, &program, &refused) && chat_plan_lookup(in, cp.get(), &tool_refused)) {
+        if (refused || tool_refused) {
+            metrics.compile_error();
+            return respond_error(req, res, refused ? *refused : *tool_refused, t0);
+        }
+        return chat_submit(*this, req, res, t0, *cr, *cp, std::move(program));
+    }
+    run_on_compile_thread(req, res, t0, [this, in, cr, cp, res, t0](const http_request & meta) {
+        std::shared_ptr<const grammar_program> compiled;
+        std::optional<api_error> e = grammars.compile(cr->constraint, &compiled);
+        if (!e) e = chat_plan_compile(in, cp.get());
+        if (e) {
+            metrics.compile_error();
+            return respond_error(meta, res, *e, t0);
+        }
+        chat_submit(*this, meta, res, t0, *cr, *cp, std::move(compiled));
+    });
 }

@@ -85,6 +85,7 @@ bool server_app::impl::check_auth(const http_request & req, const std::shared_pt
 }
 
 void server_app::impl::refresh_gauges() {
+    if (compiles) metrics.set_compile_jobs(compiles->waiting(), compiles->running());
     if (!loop) {
         metrics.set_requests_running(0);
         metrics.set_requests_waiting(0);

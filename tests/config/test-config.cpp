@@ -26,6 +26,7 @@ TEST(config, defaults) {
     EXPECT_EQ(c.cache_type_v, config_cache_type::f16);
     EXPECT_EQ(c.max_queue, 64);
     EXPECT_EQ(c.io_threads, 2);
+    EXPECT_EQ(c.compile_threads, 2);
     EXPECT_EQ(c.max_body_size, size_t{16} << 20);
     EXPECT_EQ(c.header_timeout, 10s);
     EXPECT_EQ(c.idle_timeout, 60s);
@@ -83,6 +84,7 @@ static std::vector<flag_case> flag_cases() {
         {"host", {"--host", "0.0.0.0"}, [](auto & c) { EXPECT_EQ(c.host, "0.0.0.0"); }},
         {"port", {"--port", "0"}, [](auto & c) { EXPECT_EQ(c.port, 0); }},
         {"io-threads", {"--io-threads", "4"}, [](auto & c) { EXPECT_EQ(c.io_threads, 4); }},
+        {"compile-threads", {"--compile-threads", "3"}, [](auto & c) { EXPECT_EQ(c.compile_threads, 3); }},
         {"max-connections", {"--max-connections", "100"}, [](auto & c) { EXPECT_EQ(c.max_connections, 100); }},
         {"ssl-cert-file", {"--ssl-cert-file", "c.pem", "--ssl-key-file", "k.pem"},
          [](auto & c) { EXPECT_EQ(c.ssl_cert_file, "c.pem"); }},
@@ -190,7 +192,7 @@ TEST(config, every_variable_is_read) {
         {"INFERD_CTX_SIZE", "7"},           {"INFERD_PARALLEL", "7"},         {"INFERD_THREADS", "7"},
         {"INFERD_BATCH_SIZE", "700"},       {"INFERD_UBATCH_SIZE", "7"},      {"INFERD_N_GPU_LAYERS", "7"},
         {"INFERD_FLASH_ATTN", "0"},         {"INFERD_CACHE_TYPE_K", "f32"},   {"INFERD_CACHE_TYPE_V", "q8_0"},
-        {"INFERD_MAX_QUEUE", "7"},          {"INFERD_HOST", "10.0.0.7"},      {"INFERD_PORT", "7"},
+        {"INFERD_MAX_QUEUE", "7"},          {"INFERD_COMPILE_THREADS", "7"}, {"INFERD_HOST", "10.0.0.7"},      {"INFERD_PORT", "7"},
         {"INFERD_IO_THREADS", "7"},         {"INFERD_MAX_CONNECTIONS", "7"},
         {"INFERD_SSL_CERT_FILE", "c.pem"},  {"INFERD_SSL_KEY_FILE", "k.pem"},         {"INFERD_MAX_BODY_SIZE", "7K"},   {"INFERD_HEADER_TIMEOUT", "7"},
         {"INFERD_IDLE_TIMEOUT", "7"},       {"INFERD_BODY_TIMEOUT", "7"},     {"INFERD_WRITE_TIMEOUT", "7"},       {"INFERD_SHUTDOWN_TIMEOUT", "7"}, {"INFERD_CORS_ORIGIN", "*"},
@@ -226,7 +228,7 @@ TEST(config, every_variable_is_read) {
                        p.cfg.batch_size != base.batch_size || p.cfg.ubatch_size != base.ubatch_size ||
                        p.cfg.n_gpu_layers != base.n_gpu_layers || p.cfg.flash_attn != base.flash_attn ||
                        p.cfg.cache_type_k != base.cache_type_k || p.cfg.cache_type_v != base.cache_type_v ||
-                       p.cfg.max_queue != base.max_queue || p.cfg.host != base.host || p.cfg.port != base.port ||
+                       p.cfg.max_queue != base.max_queue || p.cfg.compile_threads != base.compile_threads || p.cfg.host != base.host || p.cfg.port != base.port ||
                        p.cfg.model_draft != base.model_draft || p.cfg.draft_max != base.draft_max ||
                        p.cfg.draft_min != base.draft_min || p.cfg.draft_p_min != base.draft_p_min ||
                        p.cfg.spec_ngram != base.spec_ngram ||

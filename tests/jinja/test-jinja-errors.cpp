@@ -217,6 +217,147 @@ TEST(JinjaLimits, DeepAndCyclicValues) {
               "done");
 }
 
+// Hostile templates (tests/fuzz/seeds-jinja/hostile-*.jinja): each ends in a limit error, never a
+// crash, a hang or an unbounded allocation.
+TEST(JinjaHostile, NestingOfEveryStatementAndExpression) {
+    const std::string caller_macro = "{% macro m() %}{{ caller() }}{% endmacro %}";
+    for (const std::string & src : {
+             repeat("{% for a in [1] %}", 250) + "x" + repeat("{% endfor %}", 250),
+             repeat("{% macro m() %}", 250) + "x" + repeat("{% endmacro %}", 250),
+             repeat("{% set x %}", 250) + "x" + repeat("{% endset %}", 250),
+             repeat("{% with %}", 250) + "x" + repeat("{% endwith %}", 250),
+             repeat("{% filter upper %}", 250) + "x" + repeat("{% endfilter %}", 250),
+             caller_macro + repeat("{% call m() %}", 250) + "x" + repeat("{% endcall %}", 250),
+             repeat("{% if true %}{% for a in [1] %}", 150) + "x" + repeat("{% endfor %}{% endif %}", 150),
+             "{{ " + repeat("-", 400) + "1 }}",
+             "{{ a" + repeat("[0]", 400) + " }}",
+             "{{ " + repeat("range(", 300) + "1" + repeat(")", 300) + " }}",
+             "{{ " + repeat("{'a': ", 300) + "1" + repeat("}", 300) + " }}",
+             "{{ " + repeat("(1, ", 300) + "1" + repeat(")", 300) + " }}",
+             "{{ " + repeat("1 if x else ", 400) + "2 }}",
+             "{{ true" + repeat(" and true", 400) + " }}",
+             "{{ 'x' | " + repeat("replace('x', 'y' | ", 300) + "upper" + repeat(")", 300) + " }}",
+         }) {
+        const failure f = must_fail(src);
+        EXPECT_EQ(f.kind, jinja::error_kind::limit) << src.substr(0, 60) << ": " << f.message;
+    }
+    // flat chains are no nesting: a long comparison chain or concatenation renders
+    EXPECT_EQ(jinja::render(jinja::parse("{{ 1" + repeat(" < 2", 400) + " }}"), {}), "False");
+    EXPECT_EQ(jinja::render(jinja::parse("{{ 'a'" + repeat(" ~ 'a'", 400) + " }}"), {}), std::string(401, 'a'));
+}
+
+TEST(JinjaHostile, MacroRecursionWithoutEnd) {
+    for (const char * src : {
+             "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}",                                   // no argument at all
+             "{% macro a(n) %}{{ b(n) }}{% endmacro %}{% macro b(n) %}[{{ a(n + 1) }}]{% endmacro %}{{ a(0) }}",  // mutual
+             "{% macro m() %}{% call m() %}{{ caller() }}{% endcall %}{% endmacro %}{{ m() }}",  // through call blocks
+             "{% set ns = namespace() %}{% macro f() %}{{ ns.g() }}{% endmacro %}{% set ns.g = f %}{{ f() }}",
+             "{% macro f(x=f()) %}{% endmacro %}{{ f() }}",                                     // through a default
+         }) {
+        const failure f = must_fail(src);
+        EXPECT_EQ(f.kind, jinja::error_kind::limit) << src;
+        EXPECT_NE(f.message.find("macro calls nested deeper than 100"), std::string::npos) << src << ": " << f.message;
+    }
+    // a recursive loop calling itself on the same items
+    const failure f = must_fail("{% set xs = [[1], [2]] %}{% for x in xs recursive %}{{ loop(xs) }}{% endfor %}");
+    EXPECT_EQ(f.kind, jinja::error_kind::limit) << f.message;
+    // the limit is max_macro_depth
+    jinja::render_options o;
+    o.bounds.max_macro_depth = 10;
+    EXPECT_NE(must_fail("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", o).message.find("deeper than 10"),
+              std::string::npos);
+}
+
+TEST(JinjaHostile, HugeLoops) {
+    // The brief's nested loop: ten million iterations at most, then a limit error.
+    const std::string nested = "{% for i in range(10000000) %}{% for j in range(10000000) %}x{% endfor %}{% endfor %}";
+    jinja::render_options o;
+    o.bounds.max_loop_iterations = 100000;
+    o.bounds.max_range_length = 1000000;
+    failure f = must_fail(nested, o);  // range() over its bound
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    EXPECT_NE(f.message.find("range() longer than 1000000"), std::string::npos) << f.message;
+    f = must_fail("{% for i in range(1000000) %}{% for j in range(1000000) %}x{% endfor %}{% endfor %}", o);
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    EXPECT_NE(f.message.find("more than 100000 loop iterations"), std::string::npos) << f.message;
+    // a filter inside the loop header counts its iterations too
+    f = must_fail("{% for i in range(1000000) if i is odd %}{% endfor %}", o);
+    EXPECT_NE(f.message.find("loop iterations"), std::string::npos) << f.message;
+}
+
+TEST(JinjaHostile, LoopsLeftEarlyAreChargedForTheirCopy) {
+    // each loop copies its items: a loop over a big list left at once is charged for the copy
+    // (and frees it), so repeating it ends at the step limit instead of running for hours and
+    // keeping every copy until the end of the render
+    jinja::render_options o;
+    o.bounds.max_steps = 2000000;
+    failure f = must_fail("{% set r = range(100000) %}{% for j in range(1000000) %}{% for i in r %}{% break %}{% endfor %}{% endfor %}", o);
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    EXPECT_NE(f.message.find("step limit"), std::string::npos) << f.message;
+    f = must_fail("{% set r = range(100000) %}{% for j in range(1000000) %}{{ r | first }}{% endfor %}", o);
+    EXPECT_NE(f.message.find("step limit"), std::string::npos) << f.message;
+    // a loop object kept past its loop keeps its items
+    EXPECT_EQ(jinja::render(jinja::parse("{% set ns = namespace() %}{% for i in range(5) %}{% set ns.l = loop %}{% endfor %}"
+                                         "{{ ns.l.length }} {{ ns.l.index }} {{ ns.l.last }}"),
+                            {}),
+              "5 5 True");
+}
+
+TEST(JinjaHostile, GrowingValues) {
+    // string doubling: one string value over max_output_bytes (16 MiB by default)
+    failure f = must_fail("{% set ns = namespace(s='x') %}{% for i in range(100) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}");
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    EXPECT_NE(f.message.find("exceeds the limit of 16777216"), std::string::npos) << f.message;
+    f = must_fail("{% set ns = namespace(s='ab') %}{% for i in range(40) %}{% set ns.s = ns.s | replace('a', ns.s) %}{% endfor %}");
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    f = must_fail("{{ 'x' | center(1000000000) }}");
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    // list doubling: a list longer than max_range_length, refused before it is allocated
+    f = must_fail("{% set ns = namespace(l=[1]) %}{% for i in range(64) %}{% set ns.l = ns.l + ns.l %}{% endfor %}");
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    EXPECT_NE(f.message.find("sequence concatenation longer than 10000000"), std::string::npos) << f.message;
+    // a string taken apart into more characters than max_range_length
+    jinja::render_options o;
+    o.bounds.max_range_length = 1000;
+    f = must_fail("{{ ('x' * 2000) | list | length }}", o);
+    EXPECT_NE(f.message.find("characters longer than 1000"), std::string::npos) << f.message;
+    f = must_fail("{% for c in 'é' * 2000 %}{% endfor %}", o);
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    EXPECT_EQ(jinja::render(jinja::parse("{{ ('é' * 1000) | list | length }}"), {}, o), "1000");
+    // output past max_output_bytes
+    o = {};
+    o.bounds.max_output_bytes = 100000;
+    f = must_fail("{% for i in range(1000) %}{% for j in range(1000) %}x{% endfor %}{% endfor %}", o);
+    EXPECT_NE(f.message.find("output exceeds the limit of 100000 bytes"), std::string::npos) << f.message;
+}
+
+TEST(JinjaHostile, StepBudgetIsTheTimeBound) {
+    // exponential work under every other limit: 2^40 macro calls, sorting ten million values
+    jinja::render_options o;
+    o.bounds.max_steps = 1000000;
+    for (const char * src : {
+             "{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(40) }}",
+             "{{ range(10000000) | list | sort | reverse | join(',') | length }}",
+             "{% for i in range(10000000) %}{{ i ~ i }}{% endfor %}",
+             "{% set d = {'a': [1, 2, {'b': 'c'}]} %}{% for i in range(10000000) %}{% if d | tojson == '' %}{% endif %}{% endfor %}",
+         }) {
+        const failure f = must_fail(src, o);
+        EXPECT_EQ(f.kind, jinja::error_kind::limit) << src;
+        EXPECT_NE(f.message.find("step limit (1000000)"), std::string::npos) << src << ": " << f.message;
+    }
+    // a macro call is charged for its frame: a loop of empty calls runs out of steps sooner than
+    // a loop of as many nodes without calls
+    o.bounds.max_steps = 100000;
+    o.bounds.max_loop_iterations = 1000000;
+    const std::string calls = "{% macro f() %}{% endmacro %}{% for i in range(N) %}{{ f() }}{% endfor %}";
+    std::string src = calls;
+    src.replace(src.find('N'), 1, "6000");
+    EXPECT_EQ(must_fail(src, o).kind, jinja::error_kind::limit);
+    src = calls;
+    src.replace(src.find('N'), 1, "1000");
+    EXPECT_EQ(jinja::render(jinja::parse(src), {}, o), "");
+}
+
 TEST(JinjaApi, ParseOnceRenderManyTimes) {
     const jinja::parsed_template t = jinja::parse("{{ greeting }}, {{ name | default('you') }}!\n");
     EXPECT_EQ(jinja::render(t, {{"greeting", "Hi"}, {"name", "Ann"}}), "Hi, Ann!");

@@ -154,3 +154,36 @@ TEST(chat_prompt, families_and_variants) {
     EXPECT_EQ(plain.plan("").prompt.find("<tools>"), std::string::npos);
     EXPECT_NE(plain.plan(tools).prompt.find("<tools>"), std::string::npos);
 }
+
+// The tool-call grammar in two steps (prepare, then lookup or compile), and from the cache the
+// second time: the same tool set with the same options gives the same program.
+TEST(chat_prompt, tool_grammars_come_from_the_cache) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    planner pl;
+    pl.chat = renderer(dir, "Qwen-Qwen3-0.6B");
+    const std::string fields = std::string(R"("tools": )") + k_tools + R"(, "tool_choice": "required")";
+    chat_plan_inputs in{pl.chat.get(), nullptr, pl.kwargs, pl.split, &pl.grammars};
+    chat_plan prepared;
+    ASSERT_FALSE(chat_plan_prepare(in, request(fields), &prepared).has_value());
+    ASSERT_TRUE(prepared.tool_grammar.has_value());
+    EXPECT_EQ(prepared.grammar, nullptr) << "prepare compiles nothing";
+    std::optional<api_error> err;
+    EXPECT_FALSE(chat_plan_lookup(in, &prepared, &err)) << "not compiled yet";
+    ASSERT_FALSE(chat_plan_compile(in, &prepared).has_value());
+    ASSERT_NE(prepared.grammar, nullptr);
+
+    const chat_plan again = pl.plan(fields);
+    EXPECT_EQ(again.grammar, prepared.grammar);
+    chat_plan looked;
+    ASSERT_FALSE(chat_plan_prepare(in, request(fields), &looked).has_value());
+    ASSERT_TRUE(chat_plan_lookup(in, &looked, &err));
+    EXPECT_FALSE(err.has_value());
+    EXPECT_EQ(looked.grammar, prepared.grammar);
+    // Another option (one call only): another grammar.
+    EXPECT_NE(pl.plan(fields + R"(, "parallel_tool_calls": false)").grammar, prepared.grammar);
+    // No tools: nothing to look up.
+    chat_plan plain;
+    ASSERT_FALSE(chat_plan_prepare(in, request(""), &plain).has_value());
+    EXPECT_FALSE(plain.tool_grammar.has_value());
+    EXPECT_TRUE(chat_plan_lookup(in, &plain, &err));
+}

@@ -244,6 +244,9 @@ TEST(server_metrics, exports_every_family) {
         {"inferd_draft_tokens_total", "counter"},
         {"inferd_draft_accepted_total", "counter"},
         {"inferd_http_connections_refused_total", "counter"},
+        {"inferd_compile_jobs_waiting", "gauge"},
+        {"inferd_compile_jobs_running", "gauge"},
+        {"inferd_compile_errors_total", "counter"},
         {"inferd_model_info", "gauge"},
     };
     for (auto & f : families) {
@@ -276,6 +279,8 @@ TEST(server_metrics, accessors_update_their_families) {
     m.add_draft_tokens(4, 0);
     m.connection_refused();
     m.connection_refused();
+    m.set_compile_jobs(5, 2);
+    m.compile_error();
     m.set_model_info({"old", "llama", "F32", 64, 1});
     m.set_model_info({"tiny \"chat\"", "llama", "Q4_K_M", 4096, 8});
     std::string t = m.render();
@@ -301,6 +306,9 @@ TEST(server_metrics, accessors_update_their_families) {
     EXPECT_TRUE(contains(t, "inferd_draft_tokens_total 16\n"));
     EXPECT_TRUE(contains(t, "inferd_draft_accepted_total 9\n"));
     EXPECT_TRUE(contains(t, "inferd_http_connections_refused_total 2\n"));
+    EXPECT_TRUE(contains(t, "inferd_compile_jobs_waiting 5\n"));
+    EXPECT_TRUE(contains(t, "inferd_compile_jobs_running 2\n"));
+    EXPECT_TRUE(contains(t, "inferd_compile_errors_total 1\n"));
     EXPECT_TRUE(contains(t, "inferd_model_info{model=\"tiny \\\"chat\\\"\",architecture=\"llama\","
                             "quantization=\"Q4_K_M\",ctx_size=\"4096\",parallel=\"8\"} 1\n"))
         << t;

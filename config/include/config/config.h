@@ -73,6 +73,7 @@ struct server_config {
     config_cache_type cache_type_k = config_cache_type::f16;
     config_cache_type cache_type_v = config_cache_type::f16;
     int max_queue = 64;              // --max-queue: waiting requests before 503; 0 = none wait
+    int compile_threads = 2;         // --compile-threads: threads compiling constraints (1..64)
 
     // Speculative decoding.
     std::string model_draft;         // -md/--model-draft: a draft model (same vocabulary); "" = none

@@ -51,7 +51,7 @@ std::string json_schema_decimal_range(const std::optional<json_decimal> & lo, bo
 
 constexpr uint32_t regex_unbounded = UINT32_MAX;
 constexpr size_t regex_max_group_depth = 200;  // groups inside groups: past it the pattern is an error
-constexpr uint64_t regex_max_nested_counts = 10000;  // the product of counts nested in one another
+constexpr uint64_t regex_max_nested_counts = 1000;  // the product of counts nested in one another
 
 // A pattern's syntax tree: characters (one code point of a set), sequences, alternatives,
 // repetitions {min,max} of one node, and the anchors ^ and $.

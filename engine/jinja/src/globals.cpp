@@ -130,13 +130,13 @@ value range_fn(interp & in, call_args & args) {
     if (count > static_cast<long double>(in.opts.bounds.max_range_length)) {
         throw_error(error_kind::limit, "range() longer than " + std::to_string(in.opts.bounds.max_range_length));
     }
+    in.bud.charge(static_cast<uint64_t>(count));  // before the allocation
     std::vector<value> items;
     items.reserve(static_cast<size_t>(count));
     for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
         items.push_back(value::integer(i));
         if (items.size() >= static_cast<size_t>(count)) break;
     }
-    in.bud.charge(items.size());
     return value::list(std::move(items));
 }
 

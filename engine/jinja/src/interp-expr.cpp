@@ -305,8 +305,11 @@ value interp::eval_slice(const slice_expr & s) {
 std::vector<value> interp::iterate(const value & v) {
     switch (v.kind()) {
         case value_kind::undefined: return {};
-        case value_kind::list: return v.get_items();
+        case value_kind::list:
+            bud.charge(v.get_items().size());  // the copy
+            return v.get_items();
         case value_kind::dict: {
+            bud.charge(v.get_dict().items.size());
             std::vector<value> keys;
             keys.reserve(v.get_dict().items.size());
             for (const auto & [k, x] : v.get_dict().items) keys.push_back(k);
@@ -314,13 +317,16 @@ std::vector<value> interp::iterate(const value & v) {
         }
         case value_kind::string: {
             const std::string & s = v.get_string();
+            size_t n = 0;  // code points
+            for (size_t i = 0; i < s.size(); ++n) utf8_next(s, i);
+            check_list(n, "a string's characters");
             std::vector<value> chars;
+            chars.reserve(n);
             for (size_t i = 0; i < s.size();) {
                 const size_t start = i;
                 utf8_next(s, i);
                 chars.push_back(value::string(s.substr(start, i - start)));  // iter(Markup) gives str
             }
-            bud.charge(chars.size());
             return chars;
         }
         default: break;

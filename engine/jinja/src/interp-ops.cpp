@@ -54,9 +54,11 @@ static value add_values(interp & in, const value & a, const value & b) {
     }
     if (a.is_list() && b.is_list() && a.flavor() == b.flavor() &&
         (a.flavor() == seq_flavor::list || a.flavor() == seq_flavor::tuple)) {
-        std::vector<value> items = a.get_items();
+        in.check_list(uint64_t(a.get_items().size()) + b.get_items().size(), "sequence concatenation");
+        std::vector<value> items;
+        items.reserve(a.get_items().size() + b.get_items().size());
+        items.insert(items.end(), a.get_items().begin(), a.get_items().end());
         items.insert(items.end(), b.get_items().begin(), b.get_items().end());
-        in.bud.charge(items.size());
         return value::list(std::move(items), a.flavor());
     }
     if (a.is_string() && !a.is_markup()) {

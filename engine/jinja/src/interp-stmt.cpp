@@ -261,6 +261,17 @@ void interp::run_loop(const for_stmt & s, std::vector<value> items, uint32_t dep
         cur = outer;
         if (f == flow::break_) break;
     }
+    // held by `loop`, loop_value and objects_ alone: the body stored it nowhere
+    if (loop.use_count() == 3) untrack(loop.get());
+}
+
+void interp::untrack(const object_obj * obj) {
+    for (size_t i = objects_.size(); i-- > 0;) {
+        if (objects_[i].get() == obj) {
+            objects_.erase(objects_.begin() + static_cast<std::ptrdiff_t>(i));
+            return;
+        }
+    }
 }
 
 void interp::exec_set_block(const set_block_stmt & s) {
@@ -369,6 +380,8 @@ value interp::call_macro(const macro_stmt & m, const std::shared_ptr<scope> & cl
         --macro_depth_;
         throw_error(error_kind::limit, "macro calls nested deeper than " + std::to_string(opts.bounds.max_macro_depth));
     }
+    // a call's frame, its parameters bound and its text captured: some ten nodes' worth of work
+    bud.charge(k_macro_call_steps + m.params.names.size());
     auto frame = std::make_shared<scope>();
     frame->parent = closure;
     std::swap(cur, frame);

@@ -28,6 +28,10 @@ struct scope {
 
 enum class flow : uint8_t { normal, break_, continue_ };
 
+// The steps a macro call costs besides its nodes (and one per parameter): a new frame, the
+// parameters bound, the text captured take about as long as this many expression nodes.
+constexpr uint64_t k_macro_call_steps = 16;
+
 class interp {
 public:
     interp(const program & prog, const render_options & opts);
@@ -55,6 +59,14 @@ public:
         bud.check_string(s.size());
         bud.charge(s.size() / 256);
     }
+    // A list an operation is about to make of n elements (what): within max_range_length, and
+    // its elements charged as work, before anything is allocated.
+    void check_list(uint64_t n, const char * what) {
+        if (n > opts.bounds.max_range_length) {
+            throw_error(error_kind::limit, std::string(what) + " longer than " + std::to_string(opts.bounds.max_range_length));
+        }
+        bud.charge(n);
+    }
 
     // ---- operators (interp-ops.cpp) ----
     value binary(binary_op op, const value & a, const value & b);
@@ -78,6 +90,9 @@ public:
     std::string recurse_loop(const for_stmt & s, std::vector<value> items, uint32_t depth0,
                              const std::shared_ptr<scope> & outer);
     void track(std::shared_ptr<object_obj> obj) { objects_.push_back(std::move(obj)); }
+    // Stops tracking obj (for an object nothing else holds, so no cycle can form through it: a
+    // loop's copy of its items is freed when the loop ends, not at the end of the render).
+    void untrack(const object_obj * obj);
 
     std::shared_ptr<scope> cur;
     std::string now_text(std::string_view fmt);  // strftime_now

@@ -179,6 +179,10 @@ public:
     // Speculative decoding: n draft tokens verified, `accepted` of them accepted.
     void add_draft_tokens(uint64_t n, uint64_t accepted);
     void connection_refused();                  // a connection over --max-connections got 503
+    // Generation requests waiting for a compile thread, and being prepared on one.
+    void set_compile_jobs(size_t waiting, size_t running);
+    // A constraint or tool-call grammar refused (a 400), or a compile job that failed (a 500).
+    void compile_error();
     void set_model_info(const server_model_info & info);  // replaces the previous one
 
     std::string render() const { return registry_.render(); }
@@ -201,6 +205,9 @@ private:
     metrics_counter * draft_tokens_;
     metrics_counter * draft_accepted_;
     metrics_counter * connections_refused_;
+    metrics_gauge * compile_waiting_;
+    metrics_gauge * compile_running_;
+    metrics_counter * compile_errors_;
     metrics_family<metrics_gauge> * model_info_;
 };
 
