@@ -142,3 +142,10 @@ TEST(json_schema_hostile, budgets_are_errors_naming_the_place) {
     EXPECT_NE(r.error.find("rules"), std::string::npos) << r.error;
     EXPECT_TRUE(json_schema_compile(wide).ok()) << "within the default budgets";
 }
+
+// Keys spelled like the compiler's internal keywords are unknown keywords: ignored.
+TEST(json_schema_hostile, internal_keyword_names_are_ignored) {
+    const json_schema_result r = json_schema_compile(R"({"type":"string","\u0001patterns":["^a$"],"\u0001not-any":[{}]})");
+    ASSERT_TRUE(r.ok()) << r.error;
+    EXPECT_TRUE(grammar_recognize(r.value, "\"b\""));
+}

@@ -78,6 +78,27 @@ std::string rule_at_line(const std::string & gbnf, uint32_t line) {
     return gbnf.substr(pos, std::min(gbnf.find(' ', pos), pos + 80) - pos);
 }
 
+// Keys that start with \x01 are the compiler's own internal keywords (k_not_values, …): in a
+// schema they are unknown keywords, ignored like any other, so they are taken out before compiling
+// (walked without recursion).
+void drop_internal_keys(json & doc) {
+    std::vector<json *> todo = {&doc};
+    while (!todo.empty()) {
+        json * v = todo.back();
+        todo.pop_back();
+        if (v->is_object()) {
+            std::vector<std::string> internal;
+            for (auto it = v->begin(); it != v->end(); ++it) {
+                if (!it.key().empty() && it.key()[0] == '\x01') internal.push_back(it.key());
+            }
+            for (const std::string & k : internal) v->erase(k);
+        }
+        if (v->is_structured()) {
+            for (json & kid : *v) todo.push_back(&kid);
+        }
+    }
+}
+
 }  // namespace
 
 void fail(const std::string & m) { throw schema_failure{m, false}; }
@@ -512,6 +533,7 @@ json_schema_result json_schema_compile(std::string_view schema_json, const json_
         r.error = error.rfind("the text ", 0) == 0 ? "the schema " + error.substr(9) : "the schema is " + error;
         return r;
     }
+    drop_internal_keys(schema);
     try {
         schema_compiler c(schema, options);
         r.gbnf = c.compile();
