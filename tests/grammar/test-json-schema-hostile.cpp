@@ -148,4 +148,9 @@ TEST(json_schema_hostile, internal_keyword_names_are_ignored) {
     const json_schema_result r = json_schema_compile(R"({"type":"string","\u0001patterns":["^a$"],"\u0001not-any":[{}]})");
     ASSERT_TRUE(r.ok()) << r.error;
     EXPECT_TRUE(grammar_recognize(r.value, "\"b\""));
+    // a listed value is data: its keys are kept
+    const json_schema_result listed = json_schema_compile(R"({"const":{"\u0001k":1}})");
+    ASSERT_TRUE(listed.ok()) << listed.error;
+    EXPECT_TRUE(grammar_recognize(listed.value, R"({"\u0001k":1})"));
+    EXPECT_FALSE(grammar_recognize(listed.value, "{}"));
 }

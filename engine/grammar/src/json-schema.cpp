@@ -80,8 +80,10 @@ std::string rule_at_line(const std::string & gbnf, uint32_t line) {
 
 // Keys that start with \x01 are the compiler's own internal keywords (k_not_values, …): in a
 // schema they are unknown keywords, ignored like any other, so they are taken out before compiling
-// (walked without recursion).
+// (walked with a work list, not recursion). Listed values (enum, const) and annotations are data,
+// not schemas: their keys are kept.
 void drop_internal_keys(json & doc) {
+    static const std::set<std::string> data = {"enum", "const", "default", "examples"};
     std::vector<json *> todo = {&doc};
     while (!todo.empty()) {
         json * v = todo.back();
@@ -92,8 +94,10 @@ void drop_internal_keys(json & doc) {
                 if (!it.key().empty() && it.key()[0] == '\x01') internal.push_back(it.key());
             }
             for (const std::string & k : internal) v->erase(k);
-        }
-        if (v->is_structured()) {
+            for (auto it = v->begin(); it != v->end(); ++it) {
+                if (!data.count(it.key())) todo.push_back(&it.value());
+            }
+        } else if (v->is_array()) {
             for (json & kid : *v) todo.push_back(&kid);
         }
     }
