@@ -167,6 +167,12 @@ void mutate_node(json & doc, std::vector<node_ref> & nodes, std::mt19937 & rng) 
     auto ensure_object = [&] {
         if (!n.is_object()) n = json::object();
     };
+    // n[key] as an object (a keyword such as "properties" may hold a string in the input)
+    auto object_at = [&](const char * key) -> json & {
+        json & slot = n[key];
+        if (!slot.is_object()) slot = json::object();
+        return slot;
+    };
     switch (rng() % 16) {
         case 0:  // wrap in not
             n = json{{"not", n}};
@@ -210,8 +216,8 @@ void mutate_node(json & doc, std::vector<node_ref> & nodes, std::mt19937 & rng) 
         case 8: {  // copy a subtree into this one
             static const char * const slots[] = {"not", "items", "additionalProperties", "contains", "propertyNames"};
             ensure_object();
-            if (rng() % 3 == 0) n["properties"]["c" + std::to_string(rng() % 4)] = other_copy;
-            else if (rng() % 2) n["$defs"]["d" + std::to_string(rng() % 4)] = other_copy;
+            if (rng() % 3 == 0) object_at("properties")["c" + std::to_string(rng() % 4)] = other_copy;
+            else if (rng() % 2) object_at("$defs")["d" + std::to_string(rng() % 4)] = other_copy;
             else n[slots[rng() % 5]] = other_copy;
             break;
         }
@@ -235,7 +241,7 @@ void mutate_node(json & doc, std::vector<node_ref> & nodes, std::mt19937 & rng) 
         case 12: {  // a recursive definition, negated where it stands
             ensure_object();
             const std::string d = "r" + std::to_string(rng() % 3);
-            n["$defs"][d] = json{{"type", "object"}, {"properties", json{{"x", json{{"$ref", "#" + target.pointer + "/$defs/" + d}}}}}};
+            object_at("$defs")[d] = json{{"type", "object"}, {"properties", json{{"x", json{{"$ref", "#" + target.pointer + "/$defs/" + d}}}}}};
             n["not"] = json{{"$ref", "#" + target.pointer + "/$defs/" + d}};
             break;
         }
