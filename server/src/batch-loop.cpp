@@ -13,6 +13,7 @@ const char * gen_finish_name(gen_finish f) {
         case gen_finish::length: return "length";
         case gen_finish::cancelled: return "cancelled";
         case gen_finish::error: return "error";
+        case gen_finish::refused: return "refused";
     }
     return "?";
 }
@@ -378,11 +379,14 @@ void batch_loop::impl::sample_slot(batch_slot & s) {
 void batch_loop::impl::emit_sampled(batch_slot & s, const sampled_token & t) {
     batch_job & j = *s.job;
     s.state = slot_state::generate;
+    // A grammar that proved too costly to follow allows nothing either: the request is refused.
+    if (j.grammar && !j.grammar->error().empty()) return finish(s, gen_finish::refused, j.grammar->error());
     if (t.id < 0 && j.grammar) return finish(s, gen_finish::stop);  // the grammar allows nothing more
     if (t.id < 0) return finish(s, gen_finish::error, "no token could be sampled (every logit was excluded)");
     // Under a grammar an end-of-generation token comes only where the output is complete.
     if ((!j.req.ignore_eos || j.grammar) && m.get_vocab().is_eog(t.id)) return finish(s, gen_finish::stop);
     if (!j.smp->accept(t.id)) {
+        if (j.grammar && !j.grammar->error().empty()) return finish(s, gen_finish::refused, j.grammar->error());
         return finish(s, gen_finish::error, "the sampler refused token " + std::to_string(t.id) + " that it sampled");
     }
     j.generated.push_back(t.id);

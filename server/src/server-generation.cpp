@@ -28,6 +28,10 @@ void generation_state::write_locked(const std::string & json) {
     if (!res->write(sse_data(json))) cancelled = true;
 }
 
+api_error generation_state::error() const {
+    return error_is_request ? api_error_invalid_request(error_message) : api_error_internal(error_message);
+}
+
 void generation_state::choice_finished(const gen_usage & u, bool count_prompt) {
     if (count_prompt) {
         usage.prompt_tokens += u.prompt_tokens;
@@ -46,7 +50,7 @@ void generation_state::choice_finished(const gen_usage & u, bool count_prompt) {
         res->end();
     } else if (stream) {
         if (any_error) {
-            write_locked(api_error_to_json(api_error_internal(error_message)));
+            write_locked(api_error_to_json(error()));
         } else if (include_usage) {
             write_locked(kind == generation_kind::chat ? chat_usage_chunk_to_json(meta, usage)
                                                        : completion_usage_chunk_to_json(meta, usage));
@@ -55,7 +59,7 @@ void generation_state::choice_finished(const gen_usage & u, bool count_prompt) {
         res->write(sse_done());
         res->end();
     } else if (any_error) {
-        const api_error e = api_error_internal(error_message);
+        const api_error e = error();
         status = e.status;
         res->respond(e.status, "application/json", api_error_to_json(e));
     } else if (kind == generation_kind::chat) {
@@ -287,9 +291,12 @@ void generation_sink::on_finished(gen_finish reason, const gen_usage & usage, co
     if (!stops_.stopped()) tail = stops_.push(utf8_.flush()) + stops_.flush();
     api_finish_reason fr = reason == gen_finish::length ? api_finish_reason::length : api_finish_reason::stop;
     std::lock_guard<std::mutex> lk(st_->mu);
-    if (reason == gen_finish::error) {
+    if (reason == gen_finish::error || reason == gen_finish::refused) {
+        // a server fault outranks a refusal of the request (several choices may end either way)
+        const bool request = reason == gen_finish::refused && (!st_->any_error || st_->error_is_request);
+        if (!st_->any_error || !request) st_->error_message = message.empty() ? "generation failed" : message;
         st_->any_error = true;
-        st_->error_message = message.empty() ? "generation failed" : message;
+        st_->error_is_request = request;
     } else if (reason != gen_finish::cancelled && parser_) {
         std::vector<toolcall::delta> deltas = parser_->feed(tail);
         for (toolcall::delta & d : parser_->finish()) deltas.push_back(std::move(d));

@@ -5,6 +5,7 @@
 #include "api/chat-response.h"
 #include "chat-prompt.h"
 #include "api/completion-response.h"
+#include "api/error.h"
 #include "engine/tokenizer.h"
 #include "engine/utf8-stream.h"
 #include "api/stop-strings.h"
@@ -42,6 +43,7 @@ struct generation_state {
     size_t n_choices = 0, n_finished = 0;
     bool started_stream = false;
     bool any_error = false;
+    bool error_is_request = false;  // every error was a refusal of the request's constraint: 400
     std::string error_message;
     std::vector<completion_choice> completion_choices;
     std::vector<chat_choice> chat_choices;
@@ -50,6 +52,8 @@ struct generation_state {
 
     void begin_stream_locked();
     void write_locked(const std::string & json);
+    // The error the response carries once any_error: 400 for a refused constraint, else 500.
+    api_error error() const;
     void choice_finished(const gen_usage & u, bool count_prompt);
 };
 

@@ -335,7 +335,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
     }
     if (r.gbnf.empty()) finding("a compiled schema without GBNF text", text);
     try {
-        const grammar_program_result p = grammar_program_build(r.value);
+        const grammar_program_result p = grammar_program_build(r.value, grammar_matcher_work_budget / 10);
         (void)p;
     } catch (const std::exception & e) {
         finding("grammar_program_build threw", e.what());

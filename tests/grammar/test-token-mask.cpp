@@ -274,3 +274,43 @@ loop ::= "b" loop)"));
     EXPECT_FALSE(m.accept_bytes("a"));
     EXPECT_TRUE(m.accept_bytes("x"));
 }
+
+// Repetitions of an optional part make every automaton state hold a member per copy: past the
+// work one call may do, the grammar is refused when built (its first mask would need more) or,
+// where the costly part comes later, the matcher fails there and stays failed.
+TEST(token_mask, grammars_too_costly_to_follow_are_refused) {
+    for (const char * text : {"root ::= ws{999,1000} \"x\"\nws ::= [ \\t\\n]*\n",
+                              "root ::= (\"a\"? \"b\"?){3000} \"x\"\n", "root ::= ws{0,3000} \"x\"\nws ::= \" \"*\n"}) {
+        grammar_program_result p = grammar_program_build(gbnf(text));
+        EXPECT_FALSE(p.ok()) << text;
+        EXPECT_NE(p.error.find("too costly to follow"), std::string::npos) << p.error;
+    }
+    // A hundred such repetitions are well within the work allowed.
+    grammar_program_result p = grammar_program_build(gbnf("root ::= ws{100,101} \"x\"\nws ::= [ \\t\\n]*\n"));
+    ASSERT_TRUE(p.ok()) << p.error;
+    grammar_matcher m(p.value, small_vocab());
+    EXPECT_TRUE(m.accept_bytes(std::string(150, ' ') + "\n\t x"));
+    EXPECT_TRUE(m.is_complete());
+    EXPECT_TRUE(m.error().empty());
+}
+
+TEST(token_mask, a_matcher_that_finds_its_grammar_too_costly_stays_failed) {
+    auto vocab = small_vocab();
+    grammar_program_result p = grammar_program_build(gbnf("root ::= \"ab\" ws{999,1000} \"x\" | \"ac\"\nws ::= [ \\t\\n]*\n"));
+    ASSERT_TRUE(p.ok()) << p.error;  // the costly part starts only after two bytes
+    grammar_matcher m(p.value, vocab), other(p.value, vocab);
+    ASSERT_TRUE(m.accept_bytes("a"));
+    grammar_token_mask mask;
+    m.accept_bytes("b");  // this step or the mask after it gives up
+    m.fill_mask(mask);
+    EXPECT_NE(m.error().find("too costly to follow"), std::string::npos) << m.error();
+    for (int32_t t = 0; t < vocab->n_vocab(); ++t) EXPECT_FALSE(grammar_mask_test(mask, t)) << t;
+    EXPECT_FALSE(m.accept_bytes(" "));
+    EXPECT_FALSE(m.can_end());
+    m.reset();
+    EXPECT_FALSE(m.error().empty());  // a reset does not make the grammar cheaper
+    // Another matcher of the same program is not affected where it does not go.
+    EXPECT_TRUE(other.accept_bytes("ac"));
+    EXPECT_TRUE(other.is_complete());
+    EXPECT_TRUE(other.error().empty());
+}

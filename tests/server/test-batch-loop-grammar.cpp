@@ -241,3 +241,27 @@ TEST(batch_loop_grammar, speculation_keeps_the_output) {
         EXPECT_GT(accepted, 0u);
     }
 }
+
+// A grammar whose start is cheap but whose second step is too costly to follow (a long counted
+// repetition of something that may be empty): the request ends `refused` with the matcher's
+// message after the one token it could follow, and the next request is served as before.
+TEST(batch_loop_grammar, a_grammar_too_costly_partway_refuses_the_request) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    auto m = load_stories(dir);
+    const compiled costly = compile("root ::= \"[\" ws{999,1000} \"]\"\nws ::= [ ]*\n");
+    const compiled c = compile(list_gbnf);
+    batch_loop loop(*m, loop_params(2));
+    loop.start();
+    auto s = std::make_shared<text_sink>(m->get_tokenizer());
+    std::string why;
+    ASSERT_TRUE(loop.submit(constrained(prompts_for_test(1)[0], 20, costly, s), &why)) << why;
+    ASSERT_TRUE(s->wait());
+    EXPECT_EQ(s->reason, gen_finish::refused);
+    EXPECT_NE(s->message.find("too costly to follow"), std::string::npos) << s->message;
+    EXPECT_EQ(s->text, "[");
+    auto next = std::make_shared<text_sink>(m->get_tokenizer());
+    ASSERT_TRUE(loop.submit(constrained(prompts_for_test(1)[0], 200, c, next), &why)) << why;
+    ASSERT_TRUE(next->wait());
+    EXPECT_EQ(next->reason, gen_finish::stop) << next->message;
+    EXPECT_TRUE(grammar_recognize(c.g, next->text)) << next->text;
+}

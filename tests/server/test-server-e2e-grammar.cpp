@@ -218,6 +218,11 @@ TEST_F(server_e2e_grammar, invalid_constraints_are_400s) {
     msg = expect_400("/v1/chat/completions", chat_request({{"grammar", "root ::= \"a\""}, {"json_schema", ojson::object()}}), "grammar");
     EXPECT_NE(msg.find("'json_schema' and 'grammar'"), std::string::npos) << msg;
     expect_400("/v1/chat/completions", chat_request({{"response_format", {{"type", "yaml"}}}}), "response_format.type");
+    // A grammar too costly to follow (every step of its automaton would be n² in the copies of
+    // something that may be empty) is refused when compiled, not followed for minutes per token.
+    msg = expect_400("/v1/completions", {{"prompt", "x"}, {"grammar", "root ::= ws{999,1000} \"x\"\nws ::= [ \\t\\n]*"}},
+                     "grammar");
+    EXPECT_NE(msg.find("too costly to follow"), std::string::npos) << msg;
     // The server still serves afterwards.
     int st = 0;
     post("/v1/completions", {{"prompt", "x"}, {"grammar", "root ::= \"a\""}}, &st);

@@ -79,10 +79,11 @@ cli_grammar_walk cli_grammar_walk_tokens(grammar_matcher & m, const std::vector<
         const bool taken = m.accept_token(t);
         if (in_mask && !taken) return walk_stop(w, cli_grammar_outcome::inconsistent, "the mask allows the token, accept_token refuses it");
         if (!in_mask && taken) return walk_stop(w, cli_grammar_outcome::inconsistent, "the mask forbids the token, accept_token takes it");
-        if (!in_mask) return walk_stop(w, cli_grammar_outcome::token_not_allowed);
+        if (!in_mask) return walk_stop(w, cli_grammar_outcome::token_not_allowed, m.error());
         w.byte_offset += gv.token_bytes(t).size();
     }
     const bool can_end = m.can_end();
+    if (!m.error().empty()) return walk_stop(w, cli_grammar_outcome::end_not_allowed, m.error());
     if (!gv.eog_ids().empty() && end_allowed_by_mask(gv, mask) != can_end) {
         return walk_stop(w, cli_grammar_outcome::inconsistent,
                          can_end ? "can_end() is true, the mask forbids every end-of-generation token"

@@ -57,10 +57,18 @@ grammar_lexer::grammar_lexer(const grammar_program & p) : p_(p) {
     }
 }
 
+void grammar_lexer::over() {
+    work_end_ = UINT64_MAX;  // disarmed until the next arm()
+    throw grammar_lexer_over_budget(
+        "the grammar is too costly to follow: a step of its automaton needed more than the work allowed "
+        "(repetitions of an optional part, such as (\" \"*){1000}, multiply it)");
+}
+
 void grammar_lexer::closure(uint32_t lexeme, std::vector<uint32_t> frames, std::vector<uint32_t> & out, uint32_t sig) {
     std::vector<std::vector<uint32_t>> work{std::move(frames)};
     std::unordered_set<std::string> seen;
     while (!work.empty()) {
+        charge(1);
         std::vector<uint32_t> f = std::move(work.back());
         work.pop_back();
         if (!seen.insert(bytes_key(f)).second) continue;
@@ -257,6 +265,7 @@ int32_t grammar_lexer::start(const std::vector<uint32_t> & lexemes) {
 int32_t grammar_lexer::compute(int32_t d, uint8_t b) {
     std::vector<uint32_t> & next = step_scratch_;
     next.clear();
+    charge(dfa_[size_t(d)].members.size());
     // step_nfa grows nfa_ at most, not dfa_: the members stay in place.
     for (uint32_t m : dfa_[size_t(d)].members) step_nfa(m, b, next);
     const int32_t t = intern_dfa(next);
@@ -385,6 +394,7 @@ uint32_t grammar_lexer::project_nfa(uint32_t id) {
 int32_t grammar_lexer::project(int32_t d) {
     if (proj_[size_t(d)] != unknown) return proj_[size_t(d)];
     const std::vector<uint32_t> members = dfa_[size_t(d)].members;  // intern_dfa may grow dfa_
+    charge(members.size());
     std::vector<uint32_t> out;
     bool same = true;
     for (uint32_t m : members) {
@@ -399,6 +409,7 @@ int32_t grammar_lexer::project(int32_t d) {
 
 std::vector<int32_t> grammar_lexer::parts(int32_t d) {
     if (auto it = parts_.find(d); it != parts_.end()) return it->second;
+    charge(dfa_[size_t(d)].members.size());
     std::unordered_map<uint32_t, std::vector<uint32_t>> by_lexeme;
     std::vector<uint32_t> order;
     for (uint32_t m : dfa_[size_t(d)].members) {

@@ -20,16 +20,32 @@
 
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
+
+// Thrown by a lexer operation that runs past the budget armed for it (see grammar_lexer::arm).
+struct grammar_lexer_over_budget : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
 
 class grammar_lexer {
 public:
     static constexpr int32_t dead = -1;
 
     explicit grammar_lexer(const grammar_program & p);
+
+    // Work: the NFA states that closures visit and the members that steps and projections go
+    // through (about 0.2 microseconds each). arm(n) lets the operations that follow, together, do
+    // n more; past that, the one running throws grammar_lexer_over_budget. The tables stay
+    // consistent: a result is recorded only once it is complete, so what a throw interrupts is
+    // computed again by the next call that needs it (under that call's own budget). Repetitions
+    // of an optional part ((" "*){1000}) make every state hold a member per copy and every step
+    // close over all of them, which is what this bounds.
+    void arm(uint64_t budget) { work_end_ = budget > UINT64_MAX - work_ ? UINT64_MAX : work_ + budget; }
+    uint64_t work() const { return work_; }
 
     // The state before the first byte of any of the lexemes (sorted ids); dead when none of them
     // can start with a byte (an empty lexeme is not matched here: the parser skips nullable ones).
@@ -106,6 +122,11 @@ private:
         uint32_t end_lexeme = UINT32_MAX;
     };
 
+    void charge(uint64_t n) {
+        work_ += n;
+        if (work_ > work_end_) over();
+    }
+    [[noreturn]] void over();
     int32_t compute(int32_t d, uint8_t b);
     bool code_points_loop(int32_t d);
     bool continuations_reach(int32_t from, uint8_t lo, uint8_t hi, int k, int32_t target,
@@ -148,4 +169,6 @@ private:
     std::vector<exit_sig> sigs_{exit_sig{}};                 // 0: none
     std::unordered_map<std::string, uint32_t> sig_ids_;
     uint32_t escaped_id_ = UINT32_MAX;
+    uint64_t work_ = 0;
+    uint64_t work_end_ = UINT64_MAX;  // unarmed: no limit
 };

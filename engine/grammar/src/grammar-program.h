@@ -42,6 +42,7 @@ public:
     std::vector<grammar_palt> palts;     // the parser's alternatives
     std::vector<std::vector<uint32_t>> rule_palts;  // rule -> its alternatives in palts (parser rules)
     uint32_t proot = 0;                  // the parser's root rule
+    uint64_t work_budget = 0;            // the work one matcher call may do (token-mask.h)
 
     // Builds the program; false with *err for a grammar whose root derives no text.
     bool build(const grammar & src, std::string * err);
@@ -49,6 +50,8 @@ public:
     // The automaton and mask caches matchers of this program share for vocabulary v (made on
     // first use, kept while the program lives).
     std::shared_ptr<grammar_tables> tables_for(const std::shared_ptr<const grammar_vocab> & v) const;
+    // Drops the tables of vocabularies that are gone.
+    void forget_unused_tables() const;
 
 private:
     mutable std::mutex tables_mu_;

@@ -38,6 +38,11 @@ struct grammar_tables {
     size_t cache_bytes = 0;
 };
 
+void grammar_program::forget_unused_tables() const {
+    std::lock_guard<std::mutex> lock(tables_mu_);
+    std::erase_if(tables_, [](const auto & e) { return e.first.expired(); });
+}
+
 std::shared_ptr<grammar_tables> grammar_program::tables_for(const std::shared_ptr<const grammar_vocab> & v) const {
     std::lock_guard<std::mutex> lock(tables_mu_);
     std::erase_if(tables_, [](const auto & e) { return e.first.expired(); });
@@ -48,10 +53,28 @@ std::shared_ptr<grammar_tables> grammar_program::tables_for(const std::shared_pt
     return tables_.back().second;
 }
 
-grammar_program_result grammar_program_build(const grammar & g) {
+grammar_program_result grammar_program_build(const grammar & g, uint64_t work_budget) {
     grammar_program_result r;
     auto p = std::make_shared<grammar_program>();
+    p->work_budget = work_budget;
     if (!p->build(g, &r.error)) return r;
+    // The first mask over a vocabulary of every single byte: a grammar too costly to follow from
+    // its start is refused here (off the generation loop, before any output) rather than failing
+    // a generation at its first token. Its tables go with the vocabulary.
+    {
+        std::vector<std::string> bytes(257);
+        for (int b = 0; b < 256; ++b) bytes[size_t(b)] = std::string(1, char(b));
+        std::vector<bool> special(257, false);
+        special[256] = true;
+        grammar_matcher probe(p, grammar_vocab::build(bytes, special, {256}));
+        grammar_token_mask mask;
+        probe.fill_mask(mask);
+        if (!probe.error().empty()) {
+            r.error = probe.error();
+            return r;
+        }
+    }
+    p->forget_unused_tables();
     r.value = std::move(p);
     return r;
 }
@@ -71,6 +94,8 @@ struct grammar_matcher::impl {
     std::unordered_map<uint64_t, std::vector<uint32_t>> crossing;
     uint32_t history_sets = 0;
     static constexpr size_t k_crossing_limit = 4096;
+    std::string error;  // why the matcher gave up (see token-mask.h); empty while it has not
+    template <typename F> bool guarded(F && f);
 
     impl(std::shared_ptr<const grammar_program> p, std::shared_ptr<const grammar_vocab> v)
         : prog(std::move(p)), vocab(std::move(v)), tab(prog->tables_for(vocab)), parser(*prog), alts{{0, -1}} {}
@@ -379,32 +404,53 @@ grammar_matcher::grammar_matcher(grammar_matcher &&) noexcept = default;
 grammar_matcher & grammar_matcher::operator=(grammar_matcher &&) noexcept = default;
 grammar_matcher::~grammar_matcher() = default;
 
+// Each call runs under the tables' lock with the lexer armed for one budget; a lexer over its
+// budget fails the matcher (see token-mask.h), which then answers every call at once.
+template <typename F> bool grammar_matcher::impl::guarded(F && f) {
+    if (!error.empty()) return false;
+    try {
+        lexer().arm(prog->work_budget);
+        f();
+        return true;
+    } catch (const grammar_lexer_over_budget & e) {
+        error = e.what();
+        return false;
+    }
+}
+
 void grammar_matcher::fill_mask(grammar_token_mask & out) {
     std::lock_guard<std::mutex> lock(p_->tab->mu);
-    p_->fill_mask(out);
+    if (!p_->guarded([&] { p_->fill_mask(out); })) out.assign(p_->vocab->mask_words(), 0);
 }
 
 bool grammar_matcher::accept_token(int32_t t) {
     const grammar_vocab & v = *p_->vocab;
     if (t < 0 || t >= v.n_vocab()) return false;
     std::lock_guard<std::mutex> lock(p_->tab->mu);
-    if (v.is_eog(t)) return p_->can_end();
-    return v.in_trie(t) && p_->accept_bytes(v.token_bytes(t));
+    bool r = false;
+    p_->guarded([&] { r = v.is_eog(t) ? p_->can_end() : v.in_trie(t) && p_->accept_bytes(v.token_bytes(t)); });
+    return r;
 }
 
 bool grammar_matcher::accept_bytes(std::string_view bytes) {
     std::lock_guard<std::mutex> lock(p_->tab->mu);
-    return p_->accept_bytes(bytes);
+    bool r = false;
+    p_->guarded([&] { r = p_->accept_bytes(bytes); });
+    return r;
 }
 
 bool grammar_matcher::can_end() const {
     std::lock_guard<std::mutex> lock(p_->tab->mu);
-    return p_->can_end();
+    bool r = false;
+    p_->guarded([&] { r = p_->can_end(); });
+    return r;
 }
 
 bool grammar_matcher::is_complete() const {
     std::lock_guard<std::mutex> lock(p_->tab->mu);
-    return p_->is_complete();
+    bool r = false;
+    p_->guarded([&] { r = p_->is_complete(); });
+    return r;
 }
 
 void grammar_matcher::reset() {
@@ -412,6 +458,11 @@ void grammar_matcher::reset() {
     p_->parser.reset();
     p_->alts = {{0, -1}};
     p_->crossing.clear();
+}
+
+const std::string & grammar_matcher::error() const {
+    std::lock_guard<std::mutex> lock(p_->tab->mu);
+    return p_->error;
 }
 
 const grammar_vocab & grammar_matcher::vocab() const { return *p_->vocab; }

@@ -102,8 +102,10 @@
 
 class grammar_program;
 
-enum class gen_finish { stop, length, cancelled, error };
-const char * gen_finish_name(gen_finish f);  // "stop", "length", "cancelled", "error"
+// error: the server failed; refused: the request's own constraint could not be followed (its
+// grammar proved too costly to follow partway), a fault of the request, not of the server.
+enum class gen_finish { stop, length, cancelled, error, refused };
+const char * gen_finish_name(gen_finish f);  // "stop", "length", "cancelled", "error", "refused"
 
 struct gen_token {
     int32_t id = -1;

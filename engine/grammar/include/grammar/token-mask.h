@@ -25,6 +25,15 @@
 //
 // Special tokens (control tokens, tokens with no bytes) are never allowed; the end-of-generation
 // tokens are allowed exactly where the output so far is a sentence of the grammar.
+//
+// Bounded work: each call of a matcher may make the automaton do grammar_matcher_work_budget
+// units of work on states it has not built yet (what is built is shared by every matcher of the
+// program for the same vocabulary, so later calls find it ready). A grammar that needs more
+// (many repetitions of an optional part: (" "*){1000}, ("a"? "b"?){3000}) is too costly to
+// follow: the call gives up, the matcher's error() says so, and from then on that matcher allows
+// no token (not even the end of generation) and accepts nothing; other matchers are not
+// affected. grammar_program_build() already refuses a grammar whose first mask would need more
+// (it follows the grammar over every single byte once).
 #pragma once
 
 #include "grammar/grammar.h"
@@ -104,9 +113,14 @@ struct grammar_program_result {
     bool ok() const { return value != nullptr; }
 };
 
-// Prepares g for matching. Fails (with a message) only for a grammar whose root derives
-// nothing or that refers to rules that derive no text at all.
-grammar_program_result grammar_program_build(const grammar & g);
+// The work one matcher call may do (see above): at most some 0.2 to 0.5 s on a server core.
+inline constexpr uint64_t grammar_matcher_work_budget = 1000000;
+
+// Prepares g for matching. Fails (with a message) for a grammar whose root derives nothing or
+// that refers to rules that derive no text at all, and for one too costly to follow from its
+// start (see above). work_budget is the work each call of
+// its matchers may do (a smaller one for callers that must answer sooner, such as fuzzers).
+grammar_program_result grammar_program_build(const grammar & g, uint64_t work_budget = grammar_matcher_work_budget);
 
 // The state of one output being generated under a grammar. Copies are independent (for n > 1
 // choices); they share the program, the vocabulary and the lazily built automaton and mask caches
@@ -132,8 +146,10 @@ public:
     bool can_end() const;
     // The output is a sentence and no byte can follow it: only end of generation remains.
     bool is_complete() const;
-    // Back to the empty output.
+    // Back to the empty output (a matcher whose grammar proved too costly stays failed).
     void reset();
+    // Empty, or why the matcher gave up: the grammar proved too costly to follow (see above).
+    const std::string & error() const;
 
     const grammar_vocab & vocab() const;
 
