@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <functional>
+#include <queue>
 
 #include "engine/vocab.h"
 #include "unicode.h"
@@ -148,6 +150,54 @@ int bpe_tokenizer::merge_rank(const std::string & left, const std::string & righ
     return it == merge_ranks_.end() ? INT_MAX : it->second;
 }
 
+// Applies the merges to syms, lowest rank first and leftmost first among equal ranks, until none
+// applies. The candidate pairs wait in a heap and the symbols form a linked list, so a piece of n
+// symbols costs O(n log n) rank lookups rather than one rescan of every pair after each merge
+// (a long word in a prompt would otherwise take seconds to tokenize).
+void bpe_tokenizer::merge_symbols(std::vector<std::string> & syms) const {
+    const size_t n = syms.size();
+    if (n < 2) return;
+    struct candidate {
+        int rank;
+        size_t left, right, bytes;  // bytes: the pair's size when it was queued
+        bool operator>(const candidate & o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
+    };
+    constexpr size_t none = static_cast<size_t>(-1);
+    std::vector<size_t> prev(n), next(n);
+    for (size_t i = 0; i < n; i++) {
+        prev[i] = i == 0 ? none : i - 1;
+        next[i] = i + 1 == n ? none : i + 1;
+    }
+    std::priority_queue<candidate, std::vector<candidate>, std::greater<candidate>> queue;
+    auto offer = [&](size_t l, size_t r) {
+        if (l == none || r == none) return;
+        const int rank = merge_rank(syms[l], syms[r]);
+        if (rank != INT_MAX) queue.push({rank, l, r, syms[l].size() + syms[r].size()});
+    };
+    for (size_t i = 0; i + 1 < n; i++) offer(i, i + 1);
+    std::vector<bool> alive(n, true);
+    while (!queue.empty()) {
+        const candidate c = queue.top();
+        queue.pop();
+        // Stale: one side was merged away, or grew by a merge since the pair was queued.
+        if (!alive[c.left] || next[c.left] != c.right || syms[c.left].size() + syms[c.right].size() != c.bytes) continue;
+        syms[c.left] += syms[c.right];
+        syms[c.right].clear();
+        alive[c.right] = false;
+        next[c.left] = next[c.right];
+        if (next[c.left] != none) prev[next[c.left]] = c.left;
+        offer(prev[c.left], c.left);
+        offer(c.left, next[c.left]);
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!alive[i]) continue;
+        if (kept != i) syms[kept] = std::move(syms[i]);
+        kept++;
+    }
+    syms.resize(kept);
+}
+
 void bpe_tokenizer::encode_piece(std::string_view piece, std::vector<int32_t> & out) const {
     std::vector<std::string> syms;
     syms.reserve(piece.size());
@@ -165,20 +215,7 @@ void bpe_tokenizer::encode_piece(std::string_view piece, std::vector<int32_t> & 
             return;
         }
     }
-    while (syms.size() > 1) {
-        int best = INT_MAX;
-        size_t best_i = 0;
-        for (size_t i = 0; i + 1 < syms.size(); i++) {
-            const int r = merge_rank(syms[i], syms[i + 1]);
-            if (r < best) {
-                best = r;
-                best_i = i;
-            }
-        }
-        if (best == INT_MAX) break;
-        syms[best_i] += syms[best_i + 1];
-        syms.erase(syms.begin() + static_cast<std::ptrdiff_t>(best_i) + 1);
-    }
+    merge_symbols(syms);
     for (const std::string & s : syms) {
         auto it = token_ids_.find(s);
         if (it != token_ids_.end()) {

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -227,6 +229,86 @@ TEST(TokenizerBpe, MegabyteRoundTrip) {
     while (text.size() < (1u << 20)) text += para;
     const std::vector<int32_t> ids = tok.encode(text);
     EXPECT_EQ(tok.decode(ids), text);
+}
+
+// GPT-2's byte alphabet: printable bytes stand for themselves, the others for U+0100 upwards.
+std::vector<std::string> byte_alphabet() {
+    std::vector<std::string> out(256);
+    int next = 0x100;
+    for (int b = 0; b < 256; b++) {
+        const bool printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
+        const int cp = printable ? b : next++;
+        std::string & s = out[size_t(b)];
+        if (cp < 0x80) {
+            s.push_back(static_cast<char>(cp));
+        } else {
+            s.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+            s.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        }
+    }
+    return out;
+}
+
+// BPE as it is defined, one merge at a time: of all neighbouring pairs, the one of lowest rank,
+// the leftmost among equals; then the ids (one per byte for a symbol the vocabulary lacks).
+std::vector<int32_t> reference_bpe(const bpe_tokenizer & tok, const std::map<std::string, int> & ranks,
+                                   const std::string & word) {
+    static const std::vector<std::string> alphabet = byte_alphabet();
+    std::vector<std::string> syms;
+    for (unsigned char c : word) syms.push_back(alphabet[c]);
+    for (;;) {
+        int best = -1;
+        size_t at = 0;
+        for (size_t i = 0; i + 1 < syms.size(); i++) {
+            auto it = ranks.find(syms[i] + " " + syms[i + 1]);
+            if (it != ranks.end() && (best < 0 || it->second < best)) {
+                best = it->second;
+                at = i;
+            }
+        }
+        if (best < 0) break;
+        syms[at] += syms[at + 1];
+        syms.erase(syms.begin() + std::ptrdiff_t(at) + 1);
+    }
+    std::vector<int32_t> ids;
+    for (const std::string & s : syms) {
+        const int32_t id = tok.token_id(s);
+        if (id >= 0) {
+            ids.push_back(id);
+        } else {
+            for (unsigned char c : s) ids.push_back(tok.token_id(alphabet[c]));
+        }
+    }
+    return ids;
+}
+
+// Long single words (one piece each for the pre-tokenizer), with many equal-rank pairs (runs of
+// one letter) and many merges: the same tokens as merging one pair at a time.
+TEST(TokenizerBpe, LongWordsMergeAsDefined) {
+    INFERD_REQUIRE_TESTDATA(dir);
+    const std::string path = dir + "/vocab/ggml-vocab-gpt-2.gguf";
+    bpe_tokenizer tok;
+    ASSERT_NO_FATAL_FAILURE(load_tokenizer(path, &tok));
+    std::unique_ptr<gguf_file> f;
+    ASSERT_TRUE(gguf_file::open(path, gguf_open_options{}, &f).status == GGUF_OK);
+    const gguf_value * merges = nullptr;
+    ASSERT_TRUE(f->metadata().get_array("tokenizer.ggml.merges", &merges).status == GGUF_OK);
+    std::map<std::string, int> ranks;
+    const std::vector<std::string> list = merges->array_strings();
+    for (size_t i = 0; i < list.size(); i++) ranks.emplace(list[i], int(i));
+    std::mt19937 rng(7);
+    const std::vector<std::string> alphabets = {"a", "ab", "eta", "thequickbrownfx", "0123456789"};
+    for (const std::string & letters : alphabets) {
+        for (size_t len : {1u, 2u, 3u, 7u, 64u, 333u, 2000u}) {
+            std::string word;
+            for (size_t i = 0; i < len; i++) word.push_back(letters[rng() % letters.size()]);
+            EXPECT_EQ(tok.encode(word), reference_bpe(tok, ranks, word)) << "'" << word.substr(0, 40) << "…' (" << len << ")";
+        }
+    }
+    // a word of 200,000 letters, which no text splits, is tokenized and decodes back
+    std::string huge;
+    while (huge.size() < 200000) huge += "supercalifragilisticexpialidocious";
+    EXPECT_EQ(tok.decode(tok.encode(huge)), huge);
 }
 
 }  // namespace

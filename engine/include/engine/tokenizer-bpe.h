@@ -70,6 +70,7 @@ private:
     void encode_piece(std::string_view piece, std::vector<int32_t> & out) const;
     void encode_plain(std::string_view text, std::vector<int32_t> & out) const;
     int merge_rank(const std::string & left, const std::string & right) const;
+    void merge_symbols(std::vector<std::string> & syms) const;
 
     bpe_pre_type pre_ = bpe_pre_type::gpt2;
     const ::vocab * vocab_ = nullptr;  // merge ranks come from here when set
