@@ -137,7 +137,11 @@ void sampler::apply_temperature() {
     for (auto & c : cand_) c.p *= inv_sum;
 }
 
+// The survivors are walked in token id order, not best first: two candidates of nearly equal
+// logits then change places (another batch split or kernel rounds the logits differently) without
+// changing the token drawn, unless u falls within that difference of a boundary.
 int32_t sampler::draw() {
+    std::sort(cand_.begin(), cand_.end(), [](const auto & a, const auto & b) { return a.id < b.id; });
     double total = 0.0;
     for (const auto & c : cand_) total += c.p;
     const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;  // [0, 1), 53 bits

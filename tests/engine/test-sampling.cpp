@@ -130,6 +130,60 @@ TEST(sampling, draw_follows_the_documented_rule) {
     EXPECT_GT(exact, 1900);
 }
 
+// With filters the survivors are still walked in token id order: top-k keeps {1, 3, 2} (best
+// first), the draw takes the first of 1, 2, 3 whose running probability exceeds u.
+TEST(sampling, filtered_draws_walk_the_survivors_in_id_order) {
+    const std::vector<float> logits = {0.5f, 2.0f, 1.0f, 1.5f, -3.0f};
+    const std::vector<int32_t> kept = {1, 2, 3};
+    const std::vector<double> prob = softmax_of(logits, kept);
+    sampling_params p = plain_params(99);
+    p.top_k = 3;
+    sampler s(p, 5);
+    std::mt19937_64 g(99);
+    int exact = 0;
+    for (int i = 0; i < 2000; ++i) {
+        const double u = double(g() >> 11) * 0x1.0p-53;
+        double cum = 0.0, lo = 0.0;
+        size_t want = kept.size() - 1;
+        for (size_t j = 0; j < kept.size(); ++j) {
+            if (cum + prob[j] > u) {
+                want = j;
+                lo = cum;
+                break;
+            }
+            cum += prob[j];
+        }
+        const int32_t got = s.sample(logits.data()).id;
+        if (u - lo > 1e-6 && lo + prob[want] - u > 1e-6) {
+            EXPECT_EQ(got, kept[want]) << "draw " << i;
+            ++exact;
+        }
+    }
+    EXPECT_GT(exact, 1900);
+}
+
+// Two candidates of nearly equal logits that change places (as another batch split or kernel may
+// round them) give the same tokens for the same seed, except for a draw right at a boundary.
+TEST(sampling, nearly_equal_candidates_changing_places_keep_the_tokens) {
+    std::vector<float> a = random_logits(64, 5);
+    a[10] = 1.25f;
+    a[40] = 1.25f + 2e-6f;
+    std::vector<float> b = a;
+    std::swap(b[10], b[40]);
+    for (int filters = 0; filters < 2; ++filters) {
+        sampling_params p = plain_params(3);
+        if (filters) {
+            p.top_k = 20;
+            p.top_p = 0.95f;
+            p.min_p = 0.01f;
+        }
+        sampler sa(p, 64), sb(p, 64);
+        int differ = 0;
+        for (int i = 0; i < 2000; ++i) differ += sa.sample(a.data()).id != sb.sample(b.data()).id;
+        EXPECT_LE(differ, 2) << (filters ? "with filters" : "without");
+    }
+}
+
 TEST(sampling, top_k_keeps_k_best) {
     sampling_params p = plain_params();
     p.top_k = 2;

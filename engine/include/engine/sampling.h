@@ -40,8 +40,10 @@
 //
 // Randomness: std::mt19937_64 seeded with `seed` (its output sequence is fixed by the C++
 // standard); one 64-bit output per non-greedy draw, u = (x >> 11) * 2^-53 in [0, 1), and the
-// token is the first survivor (in the order distribution() lists them) whose running weight sum
-// exceeds u * total (total: the sum of the survivors' p). No std:: distribution is used and the
+// token is the first survivor in token id order whose running weight sum exceeds u * total
+// (total: the sum of the survivors' p). Id order rather than best first: a tiny difference in
+// the logits (another batch split, another kernel) that swaps two nearly equal candidates
+// changes the token only when u falls within that difference of a boundary. No std:: distribution is used and the
 // exponentials come from the engine's own exp (not libm), so a seed gives the same tokens on
 // every platform for the same logits. reset() reseeds.
 //
