@@ -32,7 +32,7 @@ bool names_a_place(const std::string & error) {
 // The server's time budget (the library's default is longer, for `inferd-cli grammar bench`).
 json_schema_options server_budgets() {
     json_schema_options o;
-    o.max_time_ms = 1000;
+    o.max_time_ms = 500;
     return o;
 }
 

@@ -178,6 +178,8 @@ std::optional<json> presence_formula(const schema_compiler & c, const json & s, 
 class schema_compiler {
 public:
     explicit schema_compiler(const json & root, const json_schema_options & options = {});
+    // The same with the time budget counted from `start` (the compile began with reading the text).
+    schema_compiler(const json & root, const json_schema_options & options, std::chrono::steady_clock::time_point start);
     std::string compile();
 
     // One level of the compiler's recursion (a visit, merge, fold, reference or validation):

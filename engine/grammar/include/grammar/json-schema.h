@@ -82,7 +82,7 @@
 #include <string_view>
 
 // Budgets of one compile (the defaults: at most 10 s, as inferd-cli grammar bench gives a schema;
-// the server gives a request 1 s).
+// the server gives a request 0.5 s; reading the text counts).
 struct json_schema_options {
     size_t max_depth = 256;            // nesting of subschemas, merges, folds and references
     size_t max_document_depth = 512;   // nesting of the schema's JSON document (objects and arrays)

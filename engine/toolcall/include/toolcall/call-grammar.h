@@ -54,7 +54,7 @@ struct call_grammar_options {
     // The time the tools' schemas may take to compile, all of them together (each compile is
     // bounded by what is left; past it a strict tool's schema is an error and another's
     // arguments are any JSON object). 0: only each compile's own budgets.
-    uint32_t max_time_ms = 1000;
+    uint32_t max_time_ms = 500;
 };
 
 struct call_grammar_result {
