@@ -58,6 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
     opts.bounds.max_loop_iterations = 100000;
     opts.bounds.max_range_length = 100000;
     opts.bounds.max_macro_depth = 50;
+    opts.bounds.max_memory_bytes = 4u << 20;
     try {
         const jinja::parsed_template t = jinja::parse(source);
         const std::string out = jinja::render(t, context(), opts);

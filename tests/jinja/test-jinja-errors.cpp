@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <ctime>
 #include <string>
 #include <thread>
 #include <vector>
@@ -312,12 +314,19 @@ TEST(JinjaHostile, GrowingValues) {
     EXPECT_EQ(f.kind, jinja::error_kind::limit);
     f = must_fail("{{ 'x' | center(1000000000) }}");
     EXPECT_EQ(f.kind, jinja::error_kind::limit);
-    // list doubling: a list longer than max_range_length, refused before it is allocated
-    f = must_fail("{% set ns = namespace(l=[1]) %}{% for i in range(64) %}{% set ns.l = ns.l + ns.l %}{% endfor %}");
-    EXPECT_EQ(f.kind, jinja::error_kind::limit);
-    EXPECT_NE(f.message.find("sequence concatenation longer than 10000000"), std::string::npos) << f.message;
-    // a string taken apart into more characters than max_range_length
+    // list doubling: a list longer than max_range_length, refused before it is allocated (at the
+    // default bounds the memory limit comes first: ten million values take 320 MB)
+    const std::string doubling = "{% set ns = namespace(l=[1]) %}{% for i in range(64) %}{% set ns.l = ns.l + ns.l %}{% endfor %}";
     jinja::render_options o;
+    o.bounds.max_range_length = 100000;
+    f = must_fail(doubling, o);
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    EXPECT_NE(f.message.find("sequence concatenation longer than 100000"), std::string::npos) << f.message;
+    f = must_fail(doubling);
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    EXPECT_NE(f.message.find("memory limit"), std::string::npos) << f.message;
+    // a string taken apart into more characters than max_range_length
+    o = {};
     o.bounds.max_range_length = 1000;
     f = must_fail("{{ ('x' * 2000) | list | length }}", o);
     EXPECT_NE(f.message.find("characters longer than 1000"), std::string::npos) << f.message;
@@ -329,6 +338,20 @@ TEST(JinjaHostile, GrowingValues) {
     o.bounds.max_output_bytes = 100000;
     f = must_fail("{% for i in range(1000) %}{% for j in range(1000) %}x{% endfor %}{% endfor %}", o);
     EXPECT_NE(f.message.find("output exceeds the limit of 100000 bytes"), std::string::npos) << f.message;
+}
+
+TEST(JinjaHostile, LiveMemoryAtTheDefaultBound) {
+    // 400 strings of 16 MB kept alive would take 6.4 GB: the render stops at 256 MiB, at once
+    const auto start = std::chrono::steady_clock::now();
+    failure f = must_fail(
+        "{% set s = 'x' * 16000000 %}{% set ns = namespace(l=[]) %}{% for i in range(400) %}"
+        "{% set ns.l = ns.l + [s ~ i] %}{% endfor %}");
+    EXPECT_EQ(f.kind, jinja::error_kind::limit);
+    EXPECT_EQ(f.message, "render exceeded the memory limit (268435456 bytes)");
+    f = must_fail("{% set ns = namespace(l=[]) %}{% for i in range(400) %}{% set ns.l = ns.l + [range(1000000)] %}{% endfor %}");
+    EXPECT_EQ(f.message, "render exceeded the memory limit (268435456 bytes)");
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(seconds, 20.0);  // well under a second in a release build
 }
 
 TEST(JinjaHostile, StepBudgetIsTheTimeBound) {
@@ -356,6 +379,104 @@ TEST(JinjaHostile, StepBudgetIsTheTimeBound) {
     src = calls;
     src.replace(src.find('N'), 1, "1000");
     EXPECT_EQ(jinja::render(jinja::parse(src), {}, o), "");
+}
+
+// The live memory of a render: what it holds at once, not what it made over time.
+TEST(JinjaMemory, ValuesHeldAtOnceEndInALimitError) {
+    jinja::render_options o;
+    o.bounds.max_memory_bytes = 1u << 20;
+    for (const char * src : {
+             // strings kept in a list
+             "{% set ns = namespace(l=[]) %}{% for i in range(1000) %}{% set ns.l = ns.l + ['x' * 10000 ~ i] %}{% endfor %}",
+             // lists of ranges
+             "{% set ns = namespace(l=[]) %}{% for i in range(1000) %}{% set ns.l = ns.l + [range(10000)] %}{% endfor %}",
+             // dicts built up in a loop
+             "{% set ns = namespace(d={}) %}{% for i in range(100000) %}{% set ns.d = {'next': ns.d, 'i': i} %}{% endfor %}",
+             "{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% set ns.l = ns.l + [{'k': i}] %}{% endfor %}",
+             // namespaces (their attributes) chained
+             "{% set ns = namespace(n=none) %}{% for i in range(100000) %}{% set ns.n = namespace(next=ns.n, i=i) %}{% endfor %}",
+             // a string taken apart into characters: a value each
+             "{{ ('x' * 100000) | list | length }}",
+             // every nested macro call holds a copy of the loop's items ...
+             "{% set big = range(2000) %}{% macro m(n) %}{% for x in big %}{% if n %}{{ m(n - 1) }}{% endif %}{% break %}"
+             "{% endfor %}{% endmacro %}{{ m(90) }}",
+             // ... or the text it has rendered so far
+             "{% set s = 'x' * 20000 %}{% macro m(n) %}{{ s }}{% if n %}{{ m(n - 1) | length }}{% endif %}{% endmacro %}"
+             "{{ m(90) | length }}",
+         }) {
+        const failure f = must_fail(src, o);
+        EXPECT_EQ(f.kind, jinja::error_kind::limit) << src << ": " << f.message;
+        EXPECT_EQ(f.message, "render exceeded the memory limit (1048576 bytes)") << src;
+    }
+    // the render context counts; the parsed template's constants do not
+    const ojson big = {{"s", std::string(2u << 20, 'x')}};
+    EXPECT_EQ(must_fail("{{ s | length }}", o, big).kind, jinja::error_kind::limit);
+    EXPECT_EQ(jinja::render(jinja::parse("{{ '" + std::string(2u << 20, 'x') + "' | length }}"), {}, o), "2097152");
+    // what the limit is made of: about what the values take, not a multiple of it
+    o.bounds.max_memory_bytes = 10u << 20;
+    int most = 0;
+    for (int k = 1; k <= 20; ++k) {
+        const std::string src = "{% set ns = namespace(l=[]) %}{% for i in range(" + std::to_string(k) +
+                                ") %}{% set ns.l = ns.l + ['x' * 1000000 ~ i] %}{% endfor %}{{ ns.l | length }}";
+        failure f;
+        if (fails(src, f, o)) break;
+        most = k;
+    }
+    EXPECT_GE(most, 5);  // ten 1 MB strings (and two being made) fit in 10 MiB, less the overheads
+    EXPECT_LE(most, 10);
+}
+
+TEST(JinjaMemory, ValuesMadeAndDroppedInALoopAreGivenBack) {
+    jinja::render_options o;
+    o.bounds.max_memory_bytes = 2u << 20;
+    // some 100 MB made in all, about 1 MB held at a time
+    const std::string src =
+        "{% set ns = namespace(s='') %}{% for i in range(100) %}{% set big = 'x' * 200000 ~ i %}"
+        "{% set l = range(10000) | list %}{% set d = {'big': big, 'l': l} %}{% set ns.s = d.big %}"
+        "{% set tmp = namespace(v=l, w=big) %}{% for c in l %}{% if loop.index > 2 %}{% break %}{% endif %}{% endfor %}"
+        "{% set text %}{{ big }}{% endset %}{% endfor %}{{ ns.s | length }}";
+    EXPECT_EQ(jinja::render(jinja::parse(src), {}, o), "200002");
+    // a failed render leaves nothing charged behind: the next one on the thread starts at zero
+    failure f;
+    EXPECT_TRUE(fails("{% set s = 'x' * 3000000 %}", f, o));
+    EXPECT_EQ(jinja::render(jinja::parse(src), {}, o), "200002");
+}
+
+TEST(JinjaMemory, EachRenderHasItsOwnMeter) {
+    // renders of one parsed template on several threads at once: each is bounded on its own
+    jinja::render_options o;
+    o.bounds.max_memory_bytes = 1u << 20;
+    const jinja::parsed_template fits = jinja::parse("{% set s = 'x' * n %}{{ (s ~ s) | length }}");
+    std::vector<std::thread> threads;
+    std::vector<std::string> outs(4);
+    std::vector<int> failures(4, 0);
+    for (int k = 0; k < 4; ++k) {
+        threads.emplace_back([&, k] {
+            for (int i = 0; i < 20; ++i) {
+                outs[static_cast<size_t>(k)] = jinja::render(fits, {{"n", 300000}}, o);
+                try {
+                    jinja::render(fits, {{"n", 600000}}, o);
+                } catch (const jinja::error & e) {
+                    if (e.kind() == jinja::error_kind::limit) failures[static_cast<size_t>(k)]++;
+                }
+            }
+        });
+    }
+    for (auto & th : threads) th.join();
+    for (int k = 0; k < 4; ++k) {
+        EXPECT_EQ(outs[static_cast<size_t>(k)], "600000");
+        EXPECT_EQ(failures[static_cast<size_t>(k)], 20);
+    }
+    // a parse and a render within a render (from the clock): the inner template's constants are
+    // charged to neither render, and its render has a meter of its own
+    std::string inner;
+    o.clock = [&inner, o] {
+        const jinja::parsed_template t = jinja::parse("{{ '" + std::string(2u << 20, 'x') + "' | length }}");
+        inner = jinja::render(t, {}, o);
+        return std::tm{};
+    };
+    EXPECT_EQ(jinja::render(jinja::parse("{{ strftime_now('%Y') }}"), {}, o), "1900");
+    EXPECT_EQ(inner, "2097152");
 }
 
 TEST(JinjaApi, ParseOnceRenderManyTimes) {

@@ -47,7 +47,9 @@ struct namespace_obj final : object_obj {
                 return true;
             }
         }
+        const size_t slots = attrs.capacity();
         attrs.emplace_back(std::string(name), std::move(v));
+        charge((attrs.capacity() - slots) * sizeof(attrs[0]) + heap_bytes(attrs.back().first));
         return true;
     }
     std::string repr(budget & b, uint32_t depth) const override {
@@ -131,6 +133,7 @@ value range_fn(interp & in, call_args & args) {
         throw_error(error_kind::limit, "range() longer than " + std::to_string(in.opts.bounds.max_range_length));
     }
     in.bud.charge(static_cast<uint64_t>(count));  // before the allocation
+    in.check_items_memory(static_cast<uint64_t>(count));
     std::vector<value> items;
     items.reserve(static_cast<size_t>(count));
     for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
@@ -177,6 +180,7 @@ value dict_fn(interp & in, call_args & args) {
 
 value namespace_fn(interp & in, call_args & args) {
     auto ns = std::make_shared<namespace_obj>();
+    ns->charge(sizeof(namespace_obj) + k_block_overhead);
     in.track(ns);
     std::vector<std::pair<value, value>> items;
     if (args.pos.size() > 1) throw_error(error_kind::type, "namespace() takes at most 1 positional argument");
@@ -205,6 +209,7 @@ value cycler_fn(interp & in, call_args & args) {
     if (args.pos.empty()) throw_error(error_kind::type, "at least one item has to be provided");
     auto c = std::make_shared<cycler_obj>();
     c->items = args.pos;
+    c->charge(sizeof(cycler_obj) + k_block_overhead + c->items.capacity() * sizeof(value));
     in.track(c);
     return value::object(c);
 }
@@ -213,6 +218,7 @@ value joiner_fn(interp & in, call_args & args) {
     arg_reader r(args, "joiner", {"sep"});
     auto j = std::make_shared<joiner_obj>();
     j->sep = r.has(0) ? in.str(*r.get(0)) : ", ";
+    j->charge(sizeof(joiner_obj) + k_block_overhead + heap_bytes(j->sep));
     in.track(j);
     return value::object(j);
 }

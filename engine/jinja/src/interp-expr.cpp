@@ -307,9 +307,11 @@ std::vector<value> interp::iterate(const value & v) {
         case value_kind::undefined: return {};
         case value_kind::list:
             bud.charge(v.get_items().size());  // the copy
+            check_items_memory(v.get_items().size());
             return v.get_items();
         case value_kind::dict: {
             bud.charge(v.get_dict().items.size());
+            check_items_memory(v.get_dict().items.size());
             std::vector<value> keys;
             keys.reserve(v.get_dict().items.size());
             for (const auto & [k, x] : v.get_dict().items) keys.push_back(k);

@@ -3,6 +3,7 @@
 #include "interp.h"
 #include "utf8.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -47,7 +48,13 @@ static const char * op_symbol(binary_op op) {
 static value add_values(interp & in, const value & a, const value & b) {
     if (a.is_string() && b.is_string()) {
         const bool markup = a.is_markup() || b.is_markup();
-        std::string s = (markup && !a.is_markup()) ? escape_html(a.get_string()) : a.get_string();
+        std::string s;
+        if (!markup) {
+            s.reserve(a.get_string().size() + b.get_string().size());
+            s += a.get_string();
+        } else {
+            s = a.is_markup() ? a.get_string() : escape_html(a.get_string());
+        }
         s += (markup && !b.is_markup()) ? escape_html(b.get_string()) : b.get_string();
         in.check_string(s);
         return value::string(std::move(s), markup);
@@ -76,6 +83,7 @@ static value repeat(interp & in, const value & seq, int64_t n) {
     if (seq.is_string()) {
         const std::string & s = seq.get_string();
         if (!s.empty() && static_cast<uint64_t>(n) > in.bud.max_string / s.size()) in.bud.fail_string(s.size() * 2);
+        in.mem.check(s.size() * static_cast<size_t>(n));
         std::string out;
         out.reserve(s.size() * static_cast<size_t>(n));
         for (int64_t i = 0; i < n; ++i) out += s;
@@ -86,6 +94,7 @@ static value repeat(interp & in, const value & seq, int64_t n) {
     if (!items.empty() && static_cast<uint64_t>(n) > in.opts.bounds.max_range_length / items.size()) {
         throw_error(error_kind::limit, "sequence repetition longer than " + std::to_string(in.opts.bounds.max_range_length));
     }
+    in.check_items_memory(static_cast<uint64_t>(n) * items.size());
     std::vector<value> out;
     for (int64_t i = 0; i < n; ++i) out.insert(out.end(), items.begin(), items.end());
     in.bud.charge(out.size());
@@ -215,9 +224,17 @@ value interp::binary(binary_op op, const value & a, const value & b) {
 }
 
 value interp::concat(const std::vector<value> & parts) {
+    size_t size = 0;  // about the result's size (a number prints in 24 bytes at most): allocated
+                      // at once rather than doubled as it grows
+    for (const auto & p : parts) size += p.is_string() ? p.get_string().size() : 24;
     std::string s;
+    s.reserve(std::min(size, bud.max_string + 1));
     for (const auto & p : parts) {
-        s += to_str(p, bud);
+        if (p.is_string()) {
+            s += p.get_string();
+        } else {
+            s += to_str(p, bud);
+        }
         check_string(s);
     }
     return value::string(std::move(s));

@@ -78,6 +78,7 @@ void interp::write(std::string_view text) {
     if (out_->size() + text.size() > opts.bounds.max_output_bytes) {
         throw_error(error_kind::limit, "output exceeds the limit of " + std::to_string(opts.bounds.max_output_bytes) + " bytes");
     }
+    mem.charge(text.size());  // given back when a capture's text becomes a value (or is dropped)
     out_->append(text);
 }
 
@@ -93,6 +94,7 @@ std::string interp::capture(const stmt_list & body) {
     out_ = &buf;
     exec(body);
     out_ = saved;
+    mem.release(buf.size());
     return buf;
 }
 
@@ -206,6 +208,7 @@ std::string interp::recurse_loop(const for_stmt & s, std::vector<value> items, u
     run_loop(s, std::move(items), depth0);
     out_ = saved_out;
     cur = saved;
+    mem.release(buf.size());
     return buf;
 }
 
@@ -247,6 +250,7 @@ void interp::run_loop(const for_stmt & s, std::vector<value> items, uint32_t dep
     loop->depth0 = depth0;
     loop->stmt = &s;
     loop->outer = cur;
+    loop->charge(sizeof(loop_obj) + k_block_overhead + loop->items.capacity() * sizeof(value));
     track(loop);
     const value loop_value = value::object(loop);
     const std::shared_ptr<scope> outer = cur;
@@ -261,17 +265,11 @@ void interp::run_loop(const for_stmt & s, std::vector<value> items, uint32_t dep
         cur = outer;
         if (f == flow::break_) break;
     }
-    // held by `loop`, loop_value and objects_ alone: the body stored it nowhere
-    if (loop.use_count() == 3) untrack(loop.get());
 }
 
-void interp::untrack(const object_obj * obj) {
-    for (size_t i = objects_.size(); i-- > 0;) {
-        if (objects_[i].get() == obj) {
-            objects_.erase(objects_.begin() + static_cast<std::ptrdiff_t>(i));
-            return;
-        }
-    }
+void interp::sweep_objects() {
+    std::erase_if(objects_, [](const std::weak_ptr<object_obj> & o) { return o.expired(); });
+    sweep_at_ = std::max<size_t>(64, 2 * objects_.size());
 }
 
 void interp::exec_set_block(const set_block_stmt & s) {
@@ -392,7 +390,8 @@ value interp::call_macro(const macro_stmt & m, const std::shared_ptr<scope> & cl
     return value::string(std::move(text));
 }
 
-interp::interp(const program & prog, const render_options & o) : opts(o), prog_(prog) {
+interp::interp(const program & prog, const render_options & o)
+    : opts(o), mem(o.bounds.max_memory_bytes), prog_(prog) {
     bud.max_steps = o.bounds.max_steps;
     bud.max_value_depth = o.bounds.max_value_depth;
     bud.max_string = o.bounds.max_output_bytes;
@@ -405,7 +404,9 @@ interp::~interp() {
         defer_destruction(s->vars);
         s->parent.reset();
     }
-    for (auto & o : objects_) o->clear();
+    for (auto & o : objects_) {
+        if (const auto obj = o.lock()) obj->clear();
+    }
 }
 
 std::string interp::run(const nlohmann::ordered_json & context) {

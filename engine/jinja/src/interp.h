@@ -10,6 +10,7 @@
 #include "ast.h"
 #include "value.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -43,6 +44,7 @@ public:
 
     const render_options & opts;
     budget bud;
+    memory_meter mem;  // before every member that holds values: they are freed while it is active
 
     // ---- evaluation (interp-expr.cpp) ----
     value eval(const expr & e);
@@ -59,13 +61,18 @@ public:
         bud.check_string(s.size());
         bud.charge(s.size() / 256);
     }
-    // A list an operation is about to make of n elements (what): within max_range_length, and
-    // its elements charged as work, before anything is allocated.
+    // A list an operation is about to make of n elements (what): within max_range_length, its
+    // elements charged as work, and within the memory limit, before anything is allocated.
     void check_list(uint64_t n, const char * what) {
         if (n > opts.bounds.max_range_length) {
             throw_error(error_kind::limit, std::string(what) + " longer than " + std::to_string(opts.bounds.max_range_length));
         }
         bud.charge(n);
+        check_items_memory(n);
+    }
+    // Would n more values fit in the memory limit (checked before a big allocation)?
+    void check_items_memory(uint64_t n) const {
+        mem.check(n > SIZE_MAX / sizeof(value) ? SIZE_MAX : static_cast<size_t>(n) * sizeof(value));
     }
 
     // ---- operators (interp-ops.cpp) ----
@@ -89,10 +96,13 @@ public:
     void count_loop_iteration();
     std::string recurse_loop(const for_stmt & s, std::vector<value> items, uint32_t depth0,
                              const std::shared_ptr<scope> & outer);
-    void track(std::shared_ptr<object_obj> obj) { objects_.push_back(std::move(obj)); }
-    // Stops tracking obj (for an object nothing else holds, so no cycle can form through it: a
-    // loop's copy of its items is freed when the loop ends, not at the end of the render).
-    void untrack(const object_obj * obj);
+    // Keeps sight of obj (without holding it) so the end of the render can break the cycles it
+    // is in; an object nothing holds is freed at once (a loop's copy of its items when the loop
+    // ends, a namespace made in every iteration of a loop with the iteration).
+    void track(const std::shared_ptr<object_obj> & obj) {
+        if (objects_.size() >= sweep_at_) sweep_objects();
+        objects_.emplace_back(obj);
+    }
 
     std::shared_ptr<scope> cur;
     std::string now_text(std::string_view fmt);  // strftime_now
@@ -105,7 +115,9 @@ private:
     uint64_t loop_iterations_ = 0;
     const value * block_input_ = nullptr;  // the body text a filter block's filters apply to
     std::vector<std::shared_ptr<scope>> closure_scopes_;      // scopes that hold macros
-    std::vector<std::shared_ptr<object_obj>> objects_;        // namespaces, loops, cyclers
+    std::vector<std::weak_ptr<object_obj>> objects_;          // namespaces, loops, cyclers
+    size_t sweep_at_ = 64;                                    // objects_'s size that calls for a sweep
+    void sweep_objects();                                     // forgets the freed ones
 
     friend struct depth_guard;
     void enter();

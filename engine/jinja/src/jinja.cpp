@@ -44,6 +44,7 @@ parsed_template & parsed_template::operator=(parsed_template &&) noexcept = defa
 const std::string & parsed_template::source_name() const { return program_->source_name; }
 
 parsed_template parse(std::string_view source, const parse_options & opts) {
+    const memory_meter::pause no_meter;  // the constants belong to the template, not to a render
     auto prog = std::make_shared<program>();
     prog->source_name = opts.source_name;
     parser p(tokenize(source, opts.source_name), opts);

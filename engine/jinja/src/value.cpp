@@ -4,6 +4,7 @@
 #include "utf8.h"
 
 #include <cmath>
+#include <cstdint>
 
 namespace jinja {
 
@@ -65,6 +66,30 @@ void defer_destruction(std::vector<std::pair<std::string, value>> & items) {
     drain(q);
 }
 
+void memory_meter::fail() const {
+    throw_error(error_kind::limit, "render exceeded the memory limit (" + std::to_string(max_) + " bytes)");
+}
+
+namespace {
+
+// A new T: charged<T> (its charge, which charge_of computes again when it is freed, taken from
+// the meter first) during a render, a plain T outside one.
+template <class T, class... Args>
+std::shared_ptr<T> make_obj(size_t charge, Args &&... args) {
+    if (memory_meter * m = memory_meter::active()) {
+        m->charge(charge);
+        return std::make_shared<charged<T>>(std::forward<Args>(args)...);
+    }
+    return std::make_shared<T>(std::forward<Args>(args)...);
+}
+
+// Would n elements of the given size fit in the active meter (before they are allocated)?
+void check_memory(size_t n, size_t size) {
+    if (memory_meter * m = memory_meter::active()) m->check(n > SIZE_MAX / size ? SIZE_MAX : n * size);
+}
+
+}  // namespace
+
 void budget::fail_steps() const {
     throw_error(error_kind::limit, "render exceeded the step limit (" + std::to_string(max_steps) + ")");
 }
@@ -107,7 +132,7 @@ value value::string(std::string s, bool markup) {
     value v;
     v.kind_ = value_kind::string;
     v.flag_ = markup ? 1 : 0;
-    v.obj_ = std::make_shared<string_obj>(std::move(s));
+    v.obj_ = make_obj<string_obj>(string_charge(s), std::move(s));  // a move keeps the capacity
     return v;
 }
 
@@ -115,7 +140,7 @@ value value::list(std::vector<value> items, seq_flavor flavor) {
     value v;
     v.kind_ = value_kind::list;
     v.flag_ = static_cast<uint8_t>(flavor);
-    auto obj = std::make_shared<list_obj>();
+    auto obj = make_obj<list_obj>(list_charge(items.capacity()));
     obj->items = std::move(items);
     v.obj_ = std::move(obj);
     return v;
@@ -125,7 +150,7 @@ value value::iterator(std::vector<value> items, const char * type_name) {
     value v;
     v.kind_ = value_kind::list;
     v.flag_ = static_cast<uint8_t>(seq_flavor::iterator);
-    auto obj = std::make_shared<list_obj>();
+    auto obj = make_obj<list_obj>(list_charge(items.capacity()));
     obj->items = std::move(items);
     obj->iterator_type = type_name;
     v.obj_ = std::move(obj);
@@ -135,7 +160,7 @@ value value::iterator(std::vector<value> items, const char * type_name) {
 value value::dict(std::vector<std::pair<value, value>> items) {
     value v;
     v.kind_ = value_kind::dict;
-    auto obj = std::make_shared<dict_obj>();
+    auto obj = make_obj<dict_obj>(dict_charge(items.capacity()));
     obj->items = std::move(items);
     v.obj_ = std::move(obj);
     return v;
@@ -144,8 +169,9 @@ value value::dict(std::vector<std::pair<value, value>> items) {
 value value::callable(std::string name, native_fn fn, std::string repr) {
     value v;
     v.kind_ = value_kind::callable;
-    auto obj = std::make_shared<callable_obj>();
-    obj->repr = repr.empty() ? "<built-in function " + name + ">" : std::move(repr);
+    if (repr.empty()) repr = "<built-in function " + name + ">";
+    auto obj = make_obj<callable_obj>(callable_charge(name, repr));
+    obj->repr = std::move(repr);
     obj->name = std::move(name);
     obj->fn = std::move(fn);
     v.obj_ = std::move(obj);
@@ -161,7 +187,7 @@ value value::object(std::shared_ptr<object_obj> obj) {
 
 value value::undefined(std::string message, error_kind kind) {
     value v;
-    auto obj = std::make_shared<undefined_obj>();
+    auto obj = make_obj<undefined_obj>(undefined_charge(message));
     obj->message = std::move(message);
     obj->kind = kind;
     v.obj_ = std::move(obj);
@@ -385,12 +411,14 @@ value from_json(const nlohmann::ordered_json & j, budget & bud, uint32_t depth) 
         case t::number_float: return value::floating(j.get<double>());
         case t::string: return value::string(j.get<std::string>());
         case t::array: {
+            check_memory(j.size(), sizeof(value));
             std::vector<value> items;
             items.reserve(j.size());
             for (const auto & e : j) items.push_back(from_json(e, bud, depth + 1));
             return value::list(std::move(items));
         }
         case t::object: {
+            check_memory(j.size(), sizeof(std::pair<value, value>));
             std::vector<std::pair<value, value>> items;
             items.reserve(j.size());
             for (const auto & [k, e] : j.items()) items.emplace_back(value::string(k), from_json(e, bud, depth + 1));

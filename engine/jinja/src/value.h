@@ -60,8 +60,83 @@ struct budget {
     [[noreturn]] void fail_string(size_t size) const;
 };
 
+// The live memory of one render (limits::max_memory_bytes). While a meter is alive it is its
+// thread's active meter (a render runs on one thread; the previous one comes back when it dies).
+// What a render makes charges its approximate size to it and gives that back when it is freed:
+// the value objects (as charged<T>), the objects with attributes, the text being rendered. An
+// operation about to allocate a big buffer checks first that it would fit.
+//
+// An object gives back to the meter active when it is freed, which is the one it charged: the
+// values a render makes are all freed within it (only the interpreter and its stack hold them;
+// the parsed template holds nothing but its constants, made outside any render and so never
+// charged) and before its meter goes (the interpreter declares it before what holds values). An
+// object freed with no meter active gives back nothing, and a meter never goes below zero.
+class memory_meter {
+public:
+    explicit memory_meter(size_t max_bytes) : max_(max_bytes), previous_(active_) { active_ = this; }
+    ~memory_meter() { active_ = previous_; }
+    memory_meter(const memory_meter &) = delete;
+    memory_meter & operator=(const memory_meter &) = delete;
+
+    static memory_meter * active() { return active_; }  // this thread's, or null
+    static void give_back(size_t n) {
+        if (active_) active_->release(n);
+    }
+    size_t used() const { return used_; }
+
+    void charge(size_t n) {
+        check(n);
+        used_ += n;
+    }
+    void release(size_t n) { used_ -= n < used_ ? n : used_; }
+    // Would n more bytes fit? An error_kind::limit error if not; nothing is charged.
+    void check(size_t n) const {
+        if (n > max_ - used_) fail();
+    }
+    [[noreturn]] void fail() const;
+
+    // No meter is active while a pause lives: a parse (within a render on the same thread, say)
+    // makes constants that are never charged.
+    class pause {
+    public:
+        pause() : saved_(active_) { active_ = nullptr; }
+        ~pause() { active_ = saved_; }
+        pause(const pause &) = delete;
+        pause & operator=(const pause &) = delete;
+
+    private:
+        memory_meter * saved_;
+    };
+
+private:
+    size_t used_ = 0;
+    size_t max_;
+    memory_meter * previous_;
+    static inline thread_local memory_meter * active_ = nullptr;
+};
+
+// What a make_shared block costs besides its object (the reference counts), and the heap bytes
+// of a string outside its object (none while it fits in the small-string buffer).
+constexpr size_t k_block_overhead = 16;
+inline size_t heap_bytes(const std::string & s) {
+    const auto data = reinterpret_cast<uintptr_t>(s.data()), self = reinterpret_cast<uintptr_t>(&s);
+    return data >= self && data < self + sizeof(s) ? 0 : s.capacity() + 1;
+}
+
 struct heap_obj {
+    heap_obj() = default;
+    heap_obj(const heap_obj &) = delete;
+    heap_obj & operator=(const heap_obj &) = delete;
     virtual ~heap_obj() = default;
+};
+
+// A value object made during a render: its size (charge_of, computed again from the object, which
+// does not change) was charged to the meter when it was made and is given back when it is freed.
+// The same object made outside a render is a plain T, which gives back nothing.
+template <class T>
+struct charged final : T {
+    using T::T;
+    ~charged() override { memory_meter::give_back(charge_of(static_cast<const T &>(*this))); }
 };
 
 // Containers hand their elements to this on destruction instead of destroying them in place,
@@ -71,18 +146,18 @@ void defer_destruction(std::vector<value> & items);
 void defer_destruction(std::vector<std::pair<value, value>> & items);
 void defer_destruction(std::vector<std::pair<std::string, value>> & items);
 
-struct string_obj final : heap_obj {
+struct string_obj : heap_obj {
     explicit string_obj(std::string t) : text(std::move(t)) {}
     std::string text;
 };
 
-struct list_obj final : heap_obj {
+struct list_obj : heap_obj {
     ~list_obj() override;
     std::vector<value> items;
     const char * iterator_type = "generator";  // python type name of an iterator flavor
 };
 
-struct dict_obj final : heap_obj {
+struct dict_obj : heap_obj {
     ~dict_obj() override;
     std::vector<std::pair<value, value>> items;
     const value * find(const value & key) const;
@@ -96,19 +171,28 @@ struct call_args {
 
 using native_fn = std::function<value(interp &, call_args &)>;
 
-struct callable_obj final : heap_obj {
+struct callable_obj : heap_obj {
     std::string name;
     std::string repr;  // what str() prints
     native_fn fn;
 };
 
-struct undefined_obj final : heap_obj {
+struct undefined_obj : heap_obj {
     std::string message;
     error_kind kind = error_kind::undefined;
 };
 
 // Objects with attributes: namespace, loop, cycler, joiner.
 struct object_obj : heap_obj {
+    ~object_obj() override { memory_meter::give_back(charged_); }
+    // n more bytes held by the object, charged to the active meter (an error_kind::limit error,
+    // nothing charged, when they do not fit; nothing outside a render).
+    void charge(size_t n) {
+        if (memory_meter * m = memory_meter::active()) {
+            m->charge(n);
+            charged_ += n;
+        }
+    }
     virtual const char * type_name() const = 0;
     // The attribute, or an undefined value when there is none.
     virtual value get_attr(interp & in, std::string_view name);
@@ -119,6 +203,9 @@ struct object_obj : heap_obj {
     virtual std::string repr(budget & b, uint32_t depth) const;
     // Drops the values the object holds (the end of a render breaks reference cycles so).
     virtual void clear() {}
+
+private:
+    size_t charged_ = 0;
 };
 
 class value {
@@ -178,6 +265,28 @@ private:
     };
     std::shared_ptr<heap_obj> obj_;
 };
+
+// What charged<T> charges for an object (the object, its block, its elements or text).
+inline size_t string_charge(const std::string & text) {
+    return sizeof(string_obj) + k_block_overhead + heap_bytes(text);
+}
+inline size_t list_charge(size_t capacity) {
+    return sizeof(list_obj) + k_block_overhead + capacity * sizeof(value);
+}
+inline size_t dict_charge(size_t capacity) {
+    return sizeof(dict_obj) + k_block_overhead + capacity * sizeof(std::pair<value, value>);
+}
+inline size_t callable_charge(const std::string & name, const std::string & repr) {
+    return sizeof(callable_obj) + k_block_overhead + heap_bytes(name) + heap_bytes(repr);
+}
+inline size_t undefined_charge(const std::string & message) {
+    return sizeof(undefined_obj) + k_block_overhead + heap_bytes(message);
+}
+inline size_t charge_of(const string_obj & o) { return string_charge(o.text); }
+inline size_t charge_of(const list_obj & o) { return list_charge(o.items.capacity()); }
+inline size_t charge_of(const dict_obj & o) { return dict_charge(o.items.capacity()); }
+inline size_t charge_of(const callable_obj & o) { return callable_charge(o.name, o.repr); }
+inline size_t charge_of(const undefined_obj & o) { return undefined_charge(o.message); }
 
 // python type names: type(x).__name__ ('NoneType', 'int', 'str', 'list', 'dict', ...).
 std::string type_name(const value & v);

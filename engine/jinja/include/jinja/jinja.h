@@ -75,6 +75,7 @@ struct limits {
     uint64_t max_steps = 500000000;         // evaluation steps of one render (time bound)
     size_t max_output_bytes = 16u << 20;    // the render's text, and any one string value
     uint64_t max_range_length = 10000000;   // range() and sequence repetition lengths
+    size_t max_memory_bytes = 256u << 20;   // the live memory of one render's values and text
 };
 
 struct parse_options {
