@@ -292,11 +292,14 @@ void generation_sink::on_finished(gen_finish reason, const gen_usage & usage, co
     api_finish_reason fr = reason == gen_finish::length ? api_finish_reason::length : api_finish_reason::stop;
     std::lock_guard<std::mutex> lk(st_->mu);
     if (reason == gen_finish::error || reason == gen_finish::refused) {
-        // a server fault outranks a refusal of the request (several choices may end either way)
-        const bool request = reason == gen_finish::refused && (!st_->any_error || st_->error_is_request);
-        if (!st_->any_error || !request) st_->error_message = message.empty() ? "generation failed" : message;
+        // the first error is kept, except that a server fault outranks a refusal of the request
+        // (several choices may end either way)
+        const bool refusal = reason == gen_finish::refused;
+        if (!st_->any_error || (st_->error_is_request && !refusal)) {
+            st_->error_message = message.empty() ? "generation failed" : message;
+            st_->error_is_request = refusal;
+        }
         st_->any_error = true;
-        st_->error_is_request = request;
     } else if (reason != gen_finish::cancelled && parser_) {
         std::vector<toolcall::delta> deltas = parser_->feed(tail);
         for (toolcall::delta & d : parser_->finish()) deltas.push_back(std::move(d));

@@ -201,6 +201,29 @@ TEST_F(server_e2e_grammar, template_stop_strings_still_apply) {
     EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
 }
 
+// A grammar whose start is cheap but whose next step is too costly to follow: the request is
+// refused there as a fault of the request (400, or the error as a stream's last event), not 500.
+TEST_F(server_e2e_grammar, a_grammar_too_costly_partway_is_a_400) {
+    const ojson req = {{"prompt", "x"}, {"max_tokens", 8}, {"grammar", "root ::= \"[\" ws{999,1000} \"]\"\nws ::= [ ]*"}};
+    int st = 0;
+    const json j = post("/v1/completions", req, &st);
+    EXPECT_EQ(st, 400) << j.dump();
+    EXPECT_EQ(j["error"]["type"], "invalid_request_error") << j.dump();
+    EXPECT_NE(j["error"]["message"].get<std::string>().find("too costly to follow"), std::string::npos) << j.dump();
+    ojson sreq = req;
+    sreq["stream"] = true;
+    auto r = inferd_call(proc_->port(), "POST", "/v1/completions", sreq.dump());
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200);
+    const std::vector<std::string> ev = sse_events(r->body);
+    ASSERT_GE(ev.size(), 2u);
+    EXPECT_EQ(ev.back(), "[DONE]");
+    const json last = json::parse(ev[ev.size() - 2]);
+    EXPECT_EQ(last["error"]["type"], "invalid_request_error") << last.dump();
+    post("/v1/completions", {{"prompt", "x"}, {"grammar", "root ::= \"a\""}}, &st);
+    EXPECT_EQ(st, 200);
+}
+
 TEST_F(server_e2e_grammar, invalid_constraints_are_400s) {
     std::string msg = expect_400("/v1/completions", {{"prompt", "x"}, {"grammar", "root ::= \"yes"}}, "grammar");
     EXPECT_EQ(msg.rfind("grammar: line 1, column ", 0), 0u) << msg;
