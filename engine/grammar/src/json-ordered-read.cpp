@@ -1,11 +1,13 @@
 // JSON text to ordered_json in linear time (grammar/json-ordered-read.h): nlohmann's SAX parser
 // drives a builder that keeps the containers being read on a stack, each object with a hash
-// index of its keys.
+// index of its keys (hashes and places: no key copied).
 #include "grammar/json-ordered-read.h"
 
 #include <cmath>
 #include <memory>
-#include <unordered_map>
+#include <cstdint>
+#include <functional>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -49,10 +51,50 @@ public:
     const std::string & error() const { return error_; }
 
 private:
+    // The places of an object's keys by their hashes, open addressing in a table kept at most half
+    // full: no key is copied (a slot holds the hash and the member's place).
+    struct key_index {
+        struct slot {
+            uint64_t hash = 0;
+            uint32_t place = UINT32_MAX;  // UINT32_MAX: empty
+        };
+        std::vector<slot> slots;
+        size_t used = 0;
+
+        static uint64_t hash_of(std::string_view k) { return std::hash<std::string_view>{}(k); }
+        // The place of key k among members, or members.size() when it is not there.
+        template <class M> size_t find(const M & members, std::string_view k, uint64_t h) const {
+            for (size_t i = h & (slots.size() - 1);; i = (i + 1) & (slots.size() - 1)) {
+                const slot & s = slots[i];
+                if (s.place == UINT32_MAX) return members.size();
+                if (s.hash == h && members[s.place].first == k) return s.place;
+            }
+        }
+        void insert(uint64_t h, size_t place) {
+            if (2 * (used + 1) > slots.size()) grow();
+            put(h, uint32_t(place));
+            ++used;
+        }
+
+    private:
+        void put(uint64_t h, uint32_t place) {
+            size_t i = h & (slots.size() - 1);
+            while (slots[i].place != UINT32_MAX) i = (i + 1) & (slots.size() - 1);
+            slots[i] = {h, place};
+        }
+        void grow() {
+            std::vector<slot> old = std::move(slots);
+            slots.assign(old.empty() ? 64 : old.size() * 2, slot{});
+            for (const slot & s : old) {
+                if (s.place != UINT32_MAX) put(s.hash, s.place);
+            }
+        }
+    };
+
     struct frame {
         ojson value;
         std::string key;  // the key of the member being read (objects)
-        std::unique_ptr<std::unordered_map<std::string, size_t>> index;  // key -> place, past k_linear_keys
+        std::unique_ptr<key_index> index;  // past k_linear_keys
     };
 
     size_t max_depth_;
@@ -88,12 +130,13 @@ private:
         // the object's members as the vector of (key, value) pairs it is: appended without a search
         auto & members = static_cast<ojson::object_t::Container &>(f.value.get_ref<ojson::object_t &>());
         if (members.size() >= k_linear_keys && !f.index) {
-            f.index = std::make_unique<std::unordered_map<std::string, size_t>>();
-            for (size_t i = 0; i < members.size(); ++i) f.index->emplace(members[i].first, i);
+            f.index = std::make_unique<key_index>();
+            for (size_t i = 0; i < members.size(); ++i) f.index->insert(key_index::hash_of(members[i].first), i);
         }
         size_t found = members.size();
+        const uint64_t h = f.index ? key_index::hash_of(f.key) : 0;
         if (f.index) {
-            if (auto it = f.index->find(f.key); it != f.index->end()) found = it->second;
+            found = f.index->find(members, f.key, h);
         } else {
             for (size_t i = 0; i < members.size(); ++i) {
                 if (members[i].first == f.key) found = i;
@@ -103,7 +146,7 @@ private:
             members[found].second = std::move(v);  // a repeated key: the first place, the last value
             return true;
         }
-        if (f.index) f.index->emplace(f.key, members.size());
+        if (f.index) f.index->insert(h, members.size());
         members.emplace_back(std::move(f.key), std::move(v));
         return true;
     }
@@ -112,8 +155,8 @@ private:
     std::string pointer() const {
         std::string out;
         for (const frame & f : stack_) {  // each container's member being read
-            if (f.value.is_object()) out += "/" + f.key;
-            else out += "/" + std::to_string(f.value.size());
+            out += '/';
+            out += f.value.is_object() ? f.key : std::to_string(f.value.size());
             if (out.size() > 200) return out.substr(0, 200) + "…";
         }
         return out.empty() ? "/" : out;
