@@ -141,7 +141,8 @@ void sampler::apply_temperature() {
 // logits then change places (another batch split or kernel rounds the logits differently) without
 // changing the token drawn, unless u falls within that difference of a boundary.
 int32_t sampler::draw() {
-    std::sort(cand_.begin(), cand_.end(), [](const auto & a, const auto & b) { return a.id < b.id; });
+    const auto by_id = [](const auto & a, const auto & b) { return a.id < b.id; };
+    if (!std::is_sorted(cand_.begin(), cand_.end(), by_id)) std::sort(cand_.begin(), cand_.end(), by_id);  // filtered: best first
     double total = 0.0;
     for (const auto & c : cand_) total += c.p;
     const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;  // [0, 1), 53 bits

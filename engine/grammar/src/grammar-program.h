@@ -50,8 +50,8 @@ public:
     // The automaton and mask caches matchers of this program share for vocabulary v (made on
     // first use, kept while the program lives).
     std::shared_ptr<grammar_tables> tables_for(const std::shared_ptr<const grammar_vocab> & v) const;
-    // Drops the tables of vocabularies that are gone.
-    void forget_unused_tables() const;
+    // Drops the tables for v, and those of vocabularies that are gone.
+    void forget_tables(const grammar_vocab * v) const;
 
 private:
     mutable std::mutex tables_mu_;

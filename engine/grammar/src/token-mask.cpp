@@ -38,10 +38,27 @@ struct grammar_tables {
     size_t cache_bytes = 0;
 };
 
-void grammar_program::forget_unused_tables() const {
+void grammar_program::forget_tables(const grammar_vocab * v) const {
     std::lock_guard<std::mutex> lock(tables_mu_);
-    std::erase_if(tables_, [](const auto & e) { return e.first.expired(); });
+    std::erase_if(tables_, [v](const auto & e) { return e.first.expired() || e.first.lock().get() == v; });
 }
+
+namespace {
+
+// Every single byte as a token, and one end-of-generation token: the vocabulary of the probe in
+// grammar_program_build (built once; programs forget their tables for it after the probe).
+const std::shared_ptr<const grammar_vocab> & byte_vocab() {
+    static const std::shared_ptr<const grammar_vocab> v = [] {
+        std::vector<std::string> bytes(257);
+        for (int b = 0; b < 256; ++b) bytes[size_t(b)] = std::string(1, char(b));
+        std::vector<bool> special(257, false);
+        special[256] = true;
+        return grammar_vocab::build(bytes, special, {256});
+    }();
+    return v;
+}
+
+}  // namespace
 
 std::shared_ptr<grammar_tables> grammar_program::tables_for(const std::shared_ptr<const grammar_vocab> & v) const {
     std::lock_guard<std::mutex> lock(tables_mu_);
@@ -62,11 +79,7 @@ grammar_program_result grammar_program_build(const grammar & g, uint64_t work_bu
     // its start is refused here (off the generation loop, before any output) rather than failing
     // a generation at its first token. Its tables go with the vocabulary.
     {
-        std::vector<std::string> bytes(257);
-        for (int b = 0; b < 256; ++b) bytes[size_t(b)] = std::string(1, char(b));
-        std::vector<bool> special(257, false);
-        special[256] = true;
-        grammar_matcher probe(p, grammar_vocab::build(bytes, special, {256}));
+        grammar_matcher probe(p, byte_vocab());
         grammar_token_mask mask;
         probe.fill_mask(mask);
         if (!probe.error().empty()) {
@@ -74,7 +87,7 @@ grammar_program_result grammar_program_build(const grammar & g, uint64_t work_bu
             return r;
         }
     }
-    p->forget_unused_tables();
+    p->forget_tables(byte_vocab().get());
     r.value = std::move(p);
     return r;
 }
