@@ -3,6 +3,7 @@
 #include "chat-tools-read.h"
 
 #include "grammar/json-ordered-read.h"
+#include "json-span.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -222,15 +223,11 @@ void read_tool_choice(json_reader & r, chat_request & req) {
 }  // namespace
 
 std::string json_ordered_body::text_at(const std::string & pointer) {
-    if (!doc_) {
-        nlohmann::ordered_json doc;
-        std::string error;
-        if (!json_read_ordered(text_, json_max_depth, &doc, &error)) {  // the body was read before: not reached
-            throw std::runtime_error("the request body cannot be read again: " + error);
-        }
-        doc_ = std::move(doc);
+    std::optional<std::string> text = json_compact_text_at(text_, pointer);
+    if (!text) {  // the reader found it in the same body: not reached
+        throw std::runtime_error(api_cat({"the request body has no value at ", pointer}));
     }
-    return json_write(doc_->at(nlohmann::ordered_json::json_pointer(pointer)));
+    return std::move(*text);
 }
 
 void chat_read_tool_calls(json_reader & r, const nlohmann::json & calls, json_ordered_body & body,

@@ -10,19 +10,18 @@
 #include <string_view>
 #include <vector>
 
-// The request body parsed a second time with its keys in the order the client wrote them (the
-// body's first parse sorts them): tools and arguments objects are passed on in that order. The
-// text is parsed on first use only, and must be the text the reader's object was parsed from.
+// The request body's text, from which tools and arguments objects are cut with their keys in the
+// order the client wrote them (the body's parse sorts them). It must be the text the reader's
+// object was parsed from.
 class json_ordered_body {
 public:
     explicit json_ordered_body(std::string_view text) : text_(text) {}
 
-    // The compact JSON text of the value at a JSON pointer ("/tools", "/messages/2/tool_calls/0").
+    // The compact JSON text (no whitespace outside strings) of the value at a JSON pointer ("/tools", "/messages/2/tool_calls/0").
     std::string text_at(const std::string & pointer);
 
 private:
     std::string_view text_;
-    std::optional<nlohmann::ordered_json> doc_;
 };
 
 // An assistant message's tool_calls: `calls` is the member's value (not null), `r` reads the

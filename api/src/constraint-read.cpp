@@ -1,7 +1,7 @@
 // api/constraint-read.cpp — structured output: response_format, json_schema and grammar.
 #include "generation-read.h"
 
-#include "grammar/json-ordered-read.h"
+#include "json-span.h"
 
 #include <stdexcept>
 
@@ -90,8 +90,9 @@ void read_response_format(json_reader & r, constraint_source & out) {
     } else if (!type) {
         require(rf, "type", std::string(" (") + type_forms + ")");
     } else {
-        const std::string got = type->is_string() ? "\"" + t.substr(0, 40) + (t.size() > 40 ? "…" : "") + "\""
-                                                  : std::string(json_type_name(*type));
+        const std::string got = type->is_string()
+                                    ? api_cat({"\"", std::string_view(t).substr(0, 40), t.size() > 40 ? "…" : "", "\""})
+                                    : std::string(json_type_name(*type));
         rf.fail("type", std::string(type_forms) + ", got " + got);
     }
     if (rf.error()) {
@@ -100,18 +101,18 @@ void read_response_format(json_reader & r, constraint_source & out) {
 }
 
 // The schema's JSON text with its keys in the body's order (the body was parsed into a map that
-// sorts keys; a schema's properties must keep the order the client declared).
+// sorts keys; a schema's properties must keep the order the client declared), cut from the body.
 std::string schema_text(std::string_view body, const std::vector<const char *> & path) {
-    nlohmann::ordered_json doc;  // read in linear time: nlohmann's ordered parse is quadratic in an object's keys
-    std::string error;
-    if (!json_read_ordered(body, json_max_depth, &doc, &error)) {  // the body was read before: not reached
-        throw std::runtime_error("the request body cannot be read again: " + error);
-    }
-    const nlohmann::ordered_json * node = &doc;
+    std::string pointer;
     for (const char * key : path) {
-        node = &node->at(key);
+        pointer += '/';
+        pointer += key;
     }
-    return json_write(*node);
+    std::optional<std::string> text = json_compact_text_at(body, pointer);
+    if (!text) {  // the reader found it in the same body: not reached
+        throw std::runtime_error(api_cat({"the request body has no value at ", pointer}));
+    }
+    return std::move(*text);
 }
 
 }  // namespace

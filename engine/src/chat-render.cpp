@@ -142,17 +142,19 @@ std::shared_ptr<const chat_renderer> chat_renderer::create(std::string_view requ
 bool chat_renderer::render(const ordered_json & messages, const ordered_json & tools, bool add_generation_prompt,
                            const ordered_json & kwargs, std::string * out, std::string * error) const {
     if (family_) return render_family(messages, add_generation_prompt, kwargs, out, error);
-    ordered_json ctx = ordered_json::object();
-    ctx["messages"] = messages;
-    if (!tools.is_null()) ctx["tools"] = tools;
-    ctx["add_generation_prompt"] = add_generation_prompt;
-    ctx["bos_token"] = sp_.bos;
-    ctx["eos_token"] = sp_.eos;
+    // The variables in the order a context object would hold them, the request's messages and
+    // tools read in place (they can be megabytes).
+    const ordered_json agp = add_generation_prompt, bos = sp_.bos, eos = sp_.eos;
+    jinja::render_vars vars = {{"messages", &messages}};
+    if (!tools.is_null()) vars.emplace_back("tools", &tools);
+    vars.emplace_back("add_generation_prompt", &agp);
+    vars.emplace_back("bos_token", &bos);
+    vars.emplace_back("eos_token", &eos);
     if (kwargs.is_object()) {
-        for (const auto & [k, v] : kwargs.items()) ctx[k] = v;
+        for (const auto & [k, v] : kwargs.items()) vars.emplace_back(k, &v);
     }
     try {
-        *out = jinja::render(jinja_->tmpl, ctx, request_render_options());
+        *out = jinja::render_with(jinja_->tmpl, vars, request_render_options());
     } catch (const jinja::error & e) {
         if (error) *error = std::string("chat template: ") + e.what();
         return false;

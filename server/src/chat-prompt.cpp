@@ -130,7 +130,7 @@ std::optional<api_error> chat_plan_prepare(const chat_plan_inputs & in, const ch
     ojson msgs = ojson::array();
     for (const api_chat_message & m : cr.messages) msgs.push_back(template_message(m));
     const bool use_tools = !cr.tools.empty() && cr.tool_choice != api_tool_choice::none;
-    const ojson tools = use_tools ? read_ordered(cr.tools) : ojson();  // an array, checked
+    ojson tools = use_tools ? read_ordered(cr.tools) : ojson();  // an array, checked
     const chat_renderer & renderer = use_tools && in.chat_tools ? *in.chat_tools : *in.chat;
     std::string err;
     const ojson kwargs = template_kwargs(in, cr);
@@ -144,7 +144,7 @@ std::optional<api_error> chat_plan_prepare(const chat_plan_inputs & in, const ch
     o.split_reasoning = cr.reasoning_split.value_or(in.reasoning_split);
     if (use_tools) {
         o.family = detected == toolcall::family::none ? toolcall::family::generic : detected;
-        o.opts.tools = tools;
+        o.opts.tools = std::move(tools);  // megabytes, maybe: not copied
     } else {
         o.family = reasoning_family(detected);
     }
@@ -156,7 +156,7 @@ std::optional<api_error> chat_plan_prepare(const chat_plan_inputs & in, const ch
     }
     // "auto" with a strict tool: the calls the model starts are held to their schemas, the text
     // before them is free (not for formats whose calls have no marker, nor beside a response_format).
-    if (use_tools && cr.tool_choice == api_tool_choice::auto_ && any_strict(tools) &&
+    if (use_tools && cr.tool_choice == api_tool_choice::auto_ && any_strict(o.opts.tools) &&
         cr.constraint.kind == api_constraint_kind::none && toolcall::call_grammar_supported(o.family) &&
         !toolcall::call_grammar_marker(o.family).empty()) {
         return tool_grammar(cr, o.family, thinks && !thinking_off, out);
@@ -171,10 +171,13 @@ bool chat_plan_lookup(const chat_plan_inputs & in, chat_plan * out, std::optiona
     return in.grammars->lookup_tool_calls(t.family, out->output.opts.tools, t.options, &out->grammar, error);
 }
 
-std::optional<api_error> chat_plan_compile(const chat_plan_inputs & in, chat_plan * out) {
+std::optional<api_error> chat_plan_compile(const chat_plan_inputs & in, chat_plan * out,
+                                           std::chrono::steady_clock::time_point started) {
     if (!out->tool_grammar) return std::nullopt;
     const chat_tool_grammar & t = *out->tool_grammar;
-    return in.grammars->compile_tool_calls(t.family, out->output.opts.tools, t.options, &out->grammar);
+    toolcall::call_grammar_options o = t.options;
+    o.started = started;
+    return in.grammars->compile_tool_calls(t.family, out->output.opts.tools, o, &out->grammar);
 }
 
 std::optional<api_error> chat_plan_make(const chat_plan_inputs & in, const chat_request & cr, chat_plan * out) {

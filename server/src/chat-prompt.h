@@ -33,6 +33,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -77,4 +78,6 @@ std::optional<api_error> chat_plan_prepare(const chat_plan_inputs & in, const ch
 // or a cached refusal in *error); false when chat_plan_compile must compile it.
 bool chat_plan_lookup(const chat_plan_inputs & in, chat_plan * out, std::optional<api_error> * error);
 // Compiles out->tool_grammar into out->grammar (through in.grammars); 400s whose param is tool_choice.
-std::optional<api_error> chat_plan_compile(const chat_plan_inputs & in, chat_plan * out);
+// The tools' time budget counts from `started` (no time: from now).
+std::optional<api_error> chat_plan_compile(const chat_plan_inputs & in, chat_plan * out,
+                                           std::chrono::steady_clock::time_point started = {});

@@ -5,18 +5,47 @@
 #include "grammar/gbnf.h"
 #include "grammar/json-schema.h"
 
+#include <vector>
+
 namespace {
 
-// A request's schema gets 0.5 s (the library's default, 10 s, is for offline tools), so that the
-// request is answered within a second however its schema is made.
-json_schema_options request_schema_budgets() {
+// A request's schema gets 0.5 s from `started` (the library's default, 10 s, is for offline
+// tools), so that the request is answered within a second however its schema is made.
+json_schema_options request_schema_budgets(std::chrono::steady_clock::time_point started) {
     json_schema_options o;
     o.max_time_ms = 500;
+    o.started = started;
     return o;
 }
 
 // Keys longer than this are compiled every time rather than kept.
 constexpr size_t max_cached_text = size_t(64) << 10;
+
+// Whether the compact JSON text of `v` is longer than `limit`, from a lower bound on its length
+// (walked with a work list, stopping once past): a cache key is not written for tools of megabytes.
+bool text_longer_than(const nlohmann::ordered_json & v, size_t limit) {
+    size_t n = 0;
+    std::vector<const nlohmann::ordered_json *> todo = {&v};
+    while (!todo.empty() && n <= limit) {
+        const nlohmann::ordered_json * j = todo.back();
+        todo.pop_back();
+        if (j->is_string()) {
+            n += j->get_ref<const std::string &>().size() + 2;
+        } else if (j->is_object()) {
+            n += 2 + j->size();
+            for (auto it = j->begin(); it != j->end(); ++it) {
+                n += it.key().size() + 3;
+                todo.push_back(&it.value());
+            }
+        } else if (j->is_array()) {
+            n += 2 + j->size();
+            for (const auto & e : *j) todo.push_back(&e);
+        } else {
+            n += 1;
+        }
+    }
+    return n > limit;
+}
 
 }  // namespace
 
@@ -25,9 +54,10 @@ std::string grammar_program_cache::key_of(const api_constraint & c) {
 }
 
 // Every field of the options, the family and the tools' compact JSON; the function name with its
-// length first, so that no two option sets make the same key.
+// length first, so that no two option sets make the same key. "" for tools too long to keep.
 std::string grammar_program_cache::key_of(toolcall::family f, const nlohmann::ordered_json & tools,
                                           const toolcall::call_grammar_options & o) {
+    if (text_longer_than(tools, max_cached_text)) return "";
     std::string key = "t:";
     key += toolcall::family_name(f);
     key += ':';
@@ -41,7 +71,8 @@ std::string grammar_program_cache::key_of(toolcall::family f, const nlohmann::or
 }
 
 grammar_program_cache::outcome grammar_program_cache::build(api_constraint_kind kind, const std::string & text,
-                                                            bool * cacheable) {
+                                                            bool * cacheable,
+                                                            std::chrono::steady_clock::time_point started) {
     *cacheable = true;
     try {
         grammar g;
@@ -50,7 +81,7 @@ grammar_program_cache::outcome grammar_program_cache::build(api_constraint_kind 
             if (!r.ok()) return {nullptr, r.error.to_string()};
             g = std::move(r.value);
         } else {
-            json_schema_result r = json_schema_compile(text, request_schema_budgets());
+            json_schema_result r = json_schema_compile(text, request_schema_budgets(started));
             if (!r.ok()) return {nullptr, r.error};
             g = std::move(r.value);
         }
@@ -71,11 +102,12 @@ std::optional<api_error> grammar_program_cache::answer(const outcome & o, const 
 }
 
 std::optional<api_error> grammar_program_cache::compile(const api_constraint & c,
-                                                        std::shared_ptr<const grammar_program> * out) {
+                                                        std::shared_ptr<const grammar_program> * out,
+                                                        std::chrono::steady_clock::time_point started) {
     std::optional<api_error> e;
     if (lookup(c, out, &e)) return e;
     bool cacheable = true;
-    outcome o = build(c.kind, c.text, &cacheable);
+    outcome o = build(c.kind, c.text, &cacheable, started);
     if (cacheable) insert(key_of(c), o);
     return answer(o, c.source_param, out);
 }
@@ -125,7 +157,7 @@ bool grammar_program_cache::lookup_tool_calls(toolcall::family f, const nlohmann
 }
 
 bool grammar_program_cache::find(const std::string & key, outcome * out) {
-    if (key.size() > max_cached_text) return false;
+    if (key.empty() || key.size() > max_cached_text) return false;
     std::lock_guard<std::mutex> lk(mu_);
     auto it = index_.find(key);
     if (it == index_.end()) return false;
@@ -135,7 +167,7 @@ bool grammar_program_cache::find(const std::string & key, outcome * out) {
 }
 
 void grammar_program_cache::insert(const std::string & key, outcome value) {
-    if (capacity_ == 0 || key.size() > max_cached_text) return;
+    if (capacity_ == 0 || key.empty() || key.size() > max_cached_text) return;
     std::lock_guard<std::mutex> lk(mu_);
     if (index_.count(key)) return;  // compiled meanwhile by another request
     lru_.emplace_front(key, std::move(value));

@@ -25,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -39,8 +40,10 @@ public:
     // nullopt with *out set (nullptr for no constraint), or a 400 invalid_request_error whose
     // param is the constraint's field and whose message names it and the problem:
     // "grammar: line 1, column 9: …", "response_format: unsupported keyword 'not' at /properties/a".
-    // Thread-safe.
-    std::optional<api_error> compile(const api_constraint & c, std::shared_ptr<const grammar_program> * out);
+    // A schema's time budget (0.5 s) counts from `started` (the request's own work before the
+    // compile included; no time: from now). Thread-safe.
+    std::optional<api_error> compile(const api_constraint & c, std::shared_ptr<const grammar_program> * out,
+                                     std::chrono::steady_clock::time_point started = {});
 
     // The grammar of toolcall::call_grammar(f, tools, o), compiled; cached under the tools' JSON
     // and every option that changes it. Errors are 400s whose param is "tool_choice"
@@ -68,7 +71,8 @@ private:
     static std::string key_of(toolcall::family f, const nlohmann::ordered_json & tools,
                               const toolcall::call_grammar_options & o);
     // *cacheable false: the problem is not the text's (an exception such as std::bad_alloc).
-    static outcome build(api_constraint_kind kind, const std::string & text, bool * cacheable);
+    static outcome build(api_constraint_kind kind, const std::string & text, bool * cacheable,
+                         std::chrono::steady_clock::time_point started = {});
     static std::optional<api_error> answer(const outcome & o, const std::string & param,
                                            std::shared_ptr<const grammar_program> * out);
 

@@ -147,9 +147,10 @@ void completion_submit(server_app::impl & s, const http_request & req, const std
     if (auto e = submit_all(*s.loop, plan)) return s.respond_error(req, res, *e, t0);
 }
 
-// The rest of a chat request once its grammars are compiled: tokenize, check, submit.
+// The rest of a chat request once its grammars are compiled: tokenize, check, submit (the plan's
+// output settings move into the request's state).
 void chat_submit(server_app::impl & s, const http_request & req, const std::shared_ptr<http_response> & res,
-                 std::chrono::steady_clock::time_point t0, const chat_request & cr, const chat_plan & cp,
+                 std::chrono::steady_clock::time_point t0, const chat_request & cr, chat_plan & cp,
                  std::shared_ptr<const grammar_program> program) {
     if (cp.grammar) program = cp.grammar;
     const std::vector<int32_t> tokens = s.mdl->get_tokenizer().tokenize(cp.prompt, true, true);
@@ -165,7 +166,7 @@ void chat_submit(server_app::impl & s, const http_request & req, const std::shar
     submit_plan plan;
     plan.st = new_state(s, generation_kind::chat, cr.stream, cr.include_usage, res, req, t0);
     plan.st->n_logprobs = cr.logprobs ? cr.top_logprobs : -1;
-    plan.st->chat_output = cp.output;
+    plan.st->chat_output = std::move(cp.output);  // the plan's last use: its tools are not copied
     const uint64_t seed = pick_seed(cr.sampling);
     for (int32_t c = 0; c < cr.n; ++c) {
         gen_request g;
@@ -236,9 +237,10 @@ void server_app::impl::handle_completions(const http_request & req, std::shared_
         }
         return completion_submit(*this, req, res, t0, *cr, program);
     }
-    run_on_compile_thread(req, res, t0, [this, cr, res, t0](const http_request & meta) {
+    const auto own = std::chrono::steady_clock::now() - t0;  // the compile's budget counts this, not the queue
+    run_on_compile_thread(req, res, t0, [this, cr, res, t0, own](const http_request & meta) {
         std::shared_ptr<const grammar_program> compiled;
-        if (auto e = grammars.compile(cr->constraint, &compiled)) {
+        if (auto e = grammars.compile(cr->constraint, &compiled, std::chrono::steady_clock::now() - own)) {
             metrics.compile_error();
             return respond_error(meta, res, *e, t0);
         }
@@ -265,10 +267,14 @@ void server_app::impl::handle_chat(const http_request & req, std::shared_ptr<htt
         }
         return chat_submit(*this, req, res, t0, *cr, *cp, std::move(program));
     }
-    run_on_compile_thread(req, res, t0, [this, in, cr, cp, res, t0](const http_request & meta) {
+    // The compile's time budget counts the request's own work so far (reading, rendering), not the
+    // time it waits for a compile thread.
+    const auto own = std::chrono::steady_clock::now() - t0;
+    run_on_compile_thread(req, res, t0, [this, in, cr, cp, res, t0, own](const http_request & meta) {
         std::shared_ptr<const grammar_program> compiled;
-        std::optional<api_error> e = grammars.compile(cr->constraint, &compiled);
-        if (!e) e = chat_plan_compile(in, cp.get());
+        const auto started = std::chrono::steady_clock::now() - own;
+        std::optional<api_error> e = grammars.compile(cr->constraint, &compiled, started);
+        if (!e) e = chat_plan_compile(in, cp.get(), started);
         if (e) {
             metrics.compile_error();
             return respond_error(meta, res, *e, t0);

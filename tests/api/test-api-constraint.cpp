@@ -83,6 +83,16 @@ TEST(ApiConstraint, JsonSchemaFormatKeepsTheDeclaredOrder) {
     EXPECT_EQ(c.text, R"({"b":1.5,"a":[]})");
 }
 
+TEST(ApiConstraint, TheSchemaIsTheOneTheBodyReads) {
+    // a repeated member: its last value, as the body's parse reads it
+    api_constraint c = parse_ok(R"("response_format":{"type":"json_schema","json_schema":{"schema":{"type":"string"}}},)"
+                                R"("response_format":{"type":"json_schema","json_schema":{"schema":{"type":"integer","maximum":3}}})");
+    EXPECT_EQ(c.text, R"({"type":"integer","maximum":3})");
+    // keys written with escapes
+    c = parse_ok(R"("\u0072esponse_format":{"type":"json_schema","json_\u0073chema":{"schema":{"enum":["a b"]}}})");
+    EXPECT_EQ(c.text, R"({"enum":["a b"]})");
+}
+
 TEST(ApiConstraint, LlamaServerExtensions) {
     api_constraint c = parse_ok(R"("json_schema":{"type":"object","properties":{"y":{},"x":{}}})");
     EXPECT_EQ(c.kind, api_constraint_kind::json_schema);

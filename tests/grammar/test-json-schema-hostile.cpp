@@ -154,3 +154,41 @@ TEST(json_schema_hostile, internal_keyword_names_are_ignored) {
     EXPECT_TRUE(grammar_recognize(listed.value, R"({"\u0001k":1})"));
     EXPECT_FALSE(grammar_recognize(listed.value, "{}"));
 }
+
+// A parsed schema compiles to the grammar its text compiles to; a document nested past the
+// budget is refused before it is copied (the copy recurses).
+TEST(json_schema_hostile, a_parsed_document_compiles_as_its_text_does) {
+    for (const char * text : {R"({"type":"object","properties":{"z":{"type":"integer"},"a":{"enum":["x",1]}},"required":["z"]})",
+                              R"({"not":{"type":"object","properties":{"b":{"type":"string"},"a":{"type":"boolean"}}}})",
+                              R"({"$defs":{"n":{"anyOf":[{"type":"null"},{"type":"array","items":{"$ref":"#/$defs/n"}}]}},"$ref":"#/$defs/n"})",
+                              "true"}) {
+        const json_schema_result from_text = json_schema_compile(text);
+        const json_schema_result from_doc = json_schema_compile_document(nlohmann::ordered_json::parse(text));
+        ASSERT_TRUE(from_text.ok()) << text << ": " << from_text.error;
+        EXPECT_EQ(from_doc.error, "") << text;
+        EXPECT_EQ(from_doc.gbnf, from_text.gbnf) << text;
+    }
+    nlohmann::ordered_json deep = nlohmann::ordered_json::object();
+    nlohmann::ordered_json * at = &deep;
+    for (int i = 0; i < 20000; ++i) at = &((*at)["items"] = nlohmann::ordered_json::object());
+    const json_schema_result r = json_schema_compile_document(deep);
+    EXPECT_NE(r.error.find("nested deeper"), std::string::npos) << r.error.substr(0, 200);
+    // nlohmann's destructor of `deep` would recurse 20,000 deep: take it apart from the leaf up
+    while (deep.is_object() && deep.contains("items")) {
+        nlohmann::ordered_json next = std::move(deep["items"]);
+        deep = std::move(next);
+    }
+}
+
+// The time budget counts from `started` when it is given (a server counts the request's own
+// reading and rendering): a start long ago leaves no time at all.
+TEST(json_schema_hostile, the_time_budget_counts_from_the_given_start) {
+    json_schema_options o = server_budgets();
+    o.started = std::chrono::steady_clock::now() - std::chrono::seconds(2);
+    const json_schema_result late = json_schema_compile(R"({"type":"object","properties":{"a":{"type":"string"}}})", o);
+    ASSERT_FALSE(late.ok());
+    EXPECT_NE(late.error.find("time budget of 500 ms"), std::string::npos) << late.error;
+    o.started = std::chrono::steady_clock::now();
+    EXPECT_TRUE(json_schema_compile(R"({"type":"object","properties":{"a":{"type":"string"}}})", o).ok());
+    EXPECT_TRUE(json_schema_compile(R"({"type":"string"})", server_budgets()).ok()) << "no start: the call's own";
+}

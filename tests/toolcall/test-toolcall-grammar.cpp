@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -387,4 +389,22 @@ TEST(toolcall_grammar, schemas_share_one_time_budget) {
     const toolcall::call_grammar_result loose = toolcall::call_grammar(family::hermes, tools, o);
     ASSERT_TRUE(loose.ok()) << loose.error;
     EXPECT_TRUE(grammar_recognize(loose.value, "<tool_call>\n{\"name\": \"f39\", \"arguments\": {\"any\": [1]}}\n</tool_call>"));
+}
+
+// The tools' budget counts from options.started when it is given (a server's request counts its
+// own reading and rendering): a start long ago leaves no time for a strict schema.
+TEST(toolcall_grammar, the_time_budget_counts_from_the_given_start) {
+    const ordered_json tools = ordered_json::parse(
+        R"([{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"integer"}}}}}])");
+    toolcall::call_grammar_options o;
+    o.strict = true;
+    o.started = std::chrono::steady_clock::now() - std::chrono::seconds(2);
+    const toolcall::call_grammar_result late = toolcall::call_grammar(family::hermes, tools, o);
+    ASSERT_FALSE(late.ok());
+    EXPECT_NE(late.error.find("time budget"), std::string::npos) << late.error;
+    o.started = std::chrono::steady_clock::now();
+    const toolcall::call_grammar_result in_time = toolcall::call_grammar(family::hermes, tools, o);
+    ASSERT_TRUE(in_time.ok()) << in_time.error;
+    EXPECT_TRUE(grammar_recognize(in_time.value, "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n</tool_call>"));
+    EXPECT_FALSE(grammar_recognize(in_time.value, "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": \"x\"}}\n</tool_call>"));
 }

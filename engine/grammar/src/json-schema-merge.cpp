@@ -128,9 +128,15 @@ json schema_compiler::merge(json a, const json & b, const std::string & path, in
         if (!a.get<bool>()) fail_empty("allOf at " + at(path) + ": a branch is false (nothing is valid)");
         return b;
     }
-    json bb = inline_ref(b, path, guard);
-    a = inline_ref(a, path, guard);
-    if (a.is_object() && bb.is_object() && a.contains("if") && bb.contains("if")) bb = fold_if(bb, path);  // two conditions
+    // b itself unless it must change (a $ref inlined, a second condition folded): b may be large,
+    // and a copy of it is one step of work however large it is.
+    json b_changed;
+    const json * pb = &b;
+    auto has_ref = [](const json & s) { return s.is_object() && s.contains("$ref"); };
+    if (has_ref(b)) pb = &(b_changed = inline_ref(b, path, guard));
+    if (has_ref(a)) a = inline_ref(a, path, guard);
+    if (a.is_object() && pb->is_object() && a.contains("if") && pb->contains("if")) pb = &(b_changed = fold_if(*pb, path));  // two conditions
+    const json & bb = *pb;
     if (!bb.is_object() || !a.is_object()) fail("allOf at " + at(path) + ": a branch is not a schema");
     auto has_object_words = [](const json & s) {
         return std::any_of(k_merged_object_words.begin(), k_merged_object_words.end(), [&](const std::string & w) { return s.contains(w); });

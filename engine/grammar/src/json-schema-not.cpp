@@ -186,13 +186,16 @@ json schema_compiler::fold_presence_branches(const json & s, const char * key, c
 json schema_compiler::fold_not(const json & s, const std::string & path, bool under) const {
     const nesting level(*this, path);
     count_work(path);
-    json out = s;
-    out.erase("not");
-    json n = s["not"];
+    // copies of the parts only (s["not"] may be large: one copy of it is one step)
+    json out = json::object();
+    for (auto it = s.begin(); it != s.end(); ++it) {
+        if (it.key() != "not") out[it.key()] = it.value();
+    }
+    const json & given = s["not"];
     // a reference whose negation is being folded already: folding it again would not end
-    const bool ref = n.is_object() && n.contains("$ref") && n["$ref"].is_string();
-    if (ref && std::find(negating_.begin(), negating_.end(), n["$ref"].get<std::string>()) != negating_.end()) {
-        unsupported(path, "the negation of a recursive $ref '" + n["$ref"].get<std::string>() + "'");
+    const bool ref = given.is_object() && given.contains("$ref") && given["$ref"].is_string();
+    if (ref && std::find(negating_.begin(), negating_.end(), given["$ref"].get<std::string>()) != negating_.end()) {
+        unsupported(path, "the negation of a recursive $ref '" + given["$ref"].get<std::string>() + "'");
     }
     struct negating {  // n's reference while it is folded
         std::vector<std::string> & refs;
@@ -201,13 +204,13 @@ json schema_compiler::fold_not(const json & s, const std::string & path, bool un
             if (pushed) refs.pop_back();
         }
     } held{negating_, ref};
-    if (ref) negating_.push_back(n["$ref"].get<std::string>());
-    if (n.is_boolean()) {
-        if (n.get<bool>() && under) fail_empty("'not' at " + at(path) + " rejects every value");
-        if (n.get<bool>()) unsupported(path, "it rejects every value");
+    if (ref) negating_.push_back(given["$ref"].get<std::string>());
+    if (given.is_boolean()) {
+        if (given.get<bool>() && under) fail_empty("'not' at " + at(path) + " rejects every value");
+        if (given.get<bool>()) unsupported(path, "it rejects every value");
         return out;
     }
-    n = constraining(inline_ref(n, path));
+    json n = given.is_object() && given.contains("$ref") ? constraining(inline_ref(given, path)) : constraining(given);
     if (n.empty() && under) fail_empty("'not' at " + at(path) + " rejects every value");
     if (n.empty()) unsupported(path, "it rejects every value");
     if (n.size() == 1 && n.contains("not")) return merge(out, n["not"], path);
@@ -265,7 +268,7 @@ json schema_compiler::fold_not(const json & s, const std::string & path, bool un
         return out;
     }
     if (fold_bound(out, n, path)) return out;
-    if (const auto f = fold_not_properties(out, n, path, under)) return *f;
+    if (auto f = fold_not_properties(out, n, path, under)) return std::move(*f);  // it may be large: not copied
     if (under && n.size() > 1) return fold_not_conjuncts(out, n, path);
     unsupported(path, "this form of it cannot be enforced");
 }
@@ -306,7 +309,9 @@ std::optional<json> schema_compiler::fold_not_properties(const json & out, const
         keep_types(result, {"array", "string", "number", "boolean", "null"}, path);
         return result;
     }
-    return merge(result, json{{"anyOf", branches}}, path);
+    json alternatives = json::object();
+    alternatives["anyOf"] = std::move(branches);  // one per property: not copied
+    return merge(std::move(result), alternatives, path);
 }
 
 // A subset of "not n" for n's keywords taken one by one (n holds when all of them do, so a value

@@ -534,16 +534,32 @@ std::string schema_compiler::repeat(const std::string & x, uint64_t min, std::op
 
 }  // namespace json_schema_detail
 
-json_schema_result json_schema_compile(std::string_view schema_json, const json_schema_options & options) {
-    using namespace json_schema_detail;
-    const auto start = std::chrono::steady_clock::now();  // reading the text counts towards the time budget
-    json_schema_result r;
-    json schema;
-    std::string error;
-    if (!json_read_ordered(schema_json, options.max_document_depth, &schema, &error)) {
-        r.error = error.rfind("the text ", 0) == 0 ? "the schema " + error.substr(9) : "the schema is " + error;
-        return r;
+namespace {
+
+std::chrono::steady_clock::time_point budget_start(const json_schema_options & options) {
+    return options.started == std::chrono::steady_clock::time_point{} ? std::chrono::steady_clock::now()
+                                                                        : options.started;
+}
+
+// Whether a document nests arrays and objects deeper than `limit` (walked with a work list: its
+// copy, which recurses, must not meet a document nested a million deep).
+bool depth_over(const nlohmann::ordered_json & doc, size_t limit) {
+    std::vector<std::pair<const nlohmann::ordered_json *, size_t>> todo = {{&doc, 1}};
+    while (!todo.empty()) {
+        auto [v, depth] = todo.back();
+        todo.pop_back();
+        if (!v->is_structured()) continue;
+        if (depth > limit) return true;
+        for (const auto & kid : *v) todo.emplace_back(&kid, depth + 1);
     }
+    return false;
+}
+
+// The compile of a document read (its internal keys are dropped here), then its GBNF's parse.
+json_schema_result compile_document(nlohmann::ordered_json schema, const json_schema_options & options,
+                                    std::chrono::steady_clock::time_point start) {
+    using namespace json_schema_detail;
+    json_schema_result r;
     drop_internal_keys(schema);
     try {
         schema_compiler c(schema, options, start);
@@ -568,4 +584,28 @@ json_schema_result json_schema_compile(std::string_view schema_json, const json_
     }
     r.value = std::move(g.value);
     return r;
+}
+
+}  // namespace
+
+json_schema_result json_schema_compile(std::string_view schema_json, const json_schema_options & options) {
+    const auto start = budget_start(options);  // reading the text counts towards the time budget
+    nlohmann::ordered_json schema;
+    std::string error;
+    if (!json_read_ordered(schema_json, options.max_document_depth, &schema, &error)) {
+        json_schema_result r;
+        r.error = error.rfind("the text ", 0) == 0 ? "the schema " + error.substr(9) : "the schema is " + error;
+        return r;
+    }
+    return compile_document(std::move(schema), options, start);
+}
+
+json_schema_result json_schema_compile_document(const nlohmann::ordered_json & schema, const json_schema_options & options) {
+    const auto start = budget_start(options);
+    json_schema_result r;
+    if (depth_over(schema, options.max_document_depth)) {
+        r.error = "the schema is nested deeper than " + std::to_string(options.max_document_depth) + " levels";
+        return r;
+    }
+    return compile_document(schema, options, start);
 }

@@ -410,14 +410,20 @@ interp::~interp() {
 }
 
 std::string interp::run(const nlohmann::ordered_json & context) {
+    if (!context.is_null() && !context.is_object()) throw_error(error_kind::type, "the render context must be a JSON object");
+    render_vars vars;
+    if (context.is_object()) {
+        for (const auto & [k, v] : context.items()) vars.emplace_back(k, &v);
+    }
+    return run(vars);
+}
+
+std::string interp::run(const render_vars & given) {
     auto builtins = std::make_shared<scope>();
     install_globals(*builtins);
     auto vars = std::make_shared<scope>();
     vars->parent = builtins;
-    if (!context.is_null() && !context.is_object()) throw_error(error_kind::type, "the render context must be a JSON object");
-    if (context.is_object()) {
-        for (const auto & [k, v] : context.items()) vars->set(k, from_json(v, bud));
-    }
+    for (const auto & [k, v] : given) vars->set(k, from_json(*v, bud));
     cur = std::make_shared<scope>();
     cur->parent = vars;
     std::string out;

@@ -41,6 +41,7 @@ public:
     interp & operator=(const interp &) = delete;
 
     std::string run(const nlohmann::ordered_json & context);
+    std::string run(const render_vars & vars);
 
     const render_options & opts;
     budget bud;

@@ -60,4 +60,10 @@ std::string render(const parsed_template & tmpl, const nlohmann::ordered_json & 
     return in.run(context);
 }
 
+std::string render_with(const parsed_template & tmpl, const render_vars & vars, const render_options & opts) {
+    if (!tmpl.program_ptr()) throw error(error_kind::value, "render of an empty parsed_template");
+    interp in(tmpl.get(), opts);
+    return in.run(vars);
+}
+
 }  // namespace jinja

@@ -22,10 +22,13 @@ struct cg_tool {
 
 class cg_builder {
 public:
-    // max_time_ms: the time all the tools' schemas may take to compile together (0: no bound).
-    cg_builder(std::vector<cg_tool> tools, const nlohmann::ordered_json & all_tools, uint32_t max_time_ms = 0)
+    // max_time_ms: the time all the tools' schemas may take to compile together (0: no bound),
+    // counted from `started` (no time: now).
+    cg_builder(std::vector<cg_tool> tools, const nlohmann::ordered_json & all_tools, uint32_t max_time_ms = 0,
+               std::chrono::steady_clock::time_point started = {})
         : tools_(std::move(tools)), all_tools_(all_tools), max_time_ms_(max_time_ms),
-          deadline_(std::chrono::steady_clock::now() + std::chrono::milliseconds(max_time_ms)) {}
+          deadline_((started == std::chrono::steady_clock::time_point{} ? std::chrono::steady_clock::now() : started) +
+                    std::chrono::milliseconds(max_time_ms)) {}
 
     const std::vector<cg_tool> & tools() const { return tools_; }
     // Appends `name ::= body`.

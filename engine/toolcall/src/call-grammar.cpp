@@ -138,7 +138,7 @@ std::string cg_builder::compile_schema(const std::string & prefix, const json & 
         budgets.max_time_ms = uint32_t(std::max<int64_t>(1, left));
         if (left <= 0) r.error = "the tools' schemas are over their time budget of " + std::to_string(max_time_ms_) + " ms";
     }
-    if (r.error.empty()) r = json_schema_compile(schema.dump(), budgets);
+    if (r.error.empty()) r = json_schema_compile_document(schema, budgets);
     if (!r.ok()) {
         if (strict) {
             error_ = what + ": " + r.error;
@@ -302,7 +302,7 @@ call_grammar_result call_grammar(family f, const nlohmann::ordered_json & tools,
     }
     std::vector<detail::cg_tool> list = detail::collect_tools(tools, o, res.error);
     if (!res.error.empty()) return res;
-    detail::cg_builder b(std::move(list), tools, o.max_time_ms);
+    detail::cg_builder b(std::move(list), tools, o.max_time_ms, o.started);
     const std::string reason = o.allow_reasoning || o.reasoning_open ? detail::reasoning_part(f, b, o) : "";
     const std::string calls = detail::cg_family_calls(f, b, o.parallel);
     if (b.failed() || calls.empty()) {

@@ -76,6 +76,9 @@
 
 #include "grammar/grammar.h"
 
+#include <nlohmann/json.hpp>
+
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -90,6 +93,9 @@ struct json_schema_options {
     size_t max_rules = 200000;         // rules of the generated grammar
     size_t max_gbnf_bytes = size_t(4) << 20;  // its GBNF text, every attempt's rules included
     uint32_t max_time_ms = 10000;      // wall-clock time of the compile (0: no deadline)
+    // When max_time_ms began (a server counts a request's compile from the request's arrival);
+    // the default, no time, is the call's start.
+    std::chrono::steady_clock::time_point started{};
 };
 
 struct json_schema_result {
@@ -101,3 +107,5 @@ struct json_schema_result {
 
 // schema_json: the schema as JSON text (a parse error is an error too).
 json_schema_result json_schema_compile(std::string_view schema_json, const json_schema_options & options = {});
+// The same from a parsed schema (its keys in the order written: properties keep that order).
+json_schema_result json_schema_compile_document(const nlohmann::ordered_json & schema, const json_schema_options & options = {});

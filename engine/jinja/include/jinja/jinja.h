@@ -28,6 +28,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace jinja {
 
@@ -114,5 +116,11 @@ parsed_template parse(std::string_view source, const parse_options & opts = {});
 // keeps the JSON input's order). Throws jinja::error.
 std::string render(const parsed_template & tmpl, const nlohmann::ordered_json & context,
                    const render_options & opts = {});
+
+// The variables of a render given one by one, in order (a large value, such as a request's tools,
+// is read where it is rather than copied into a context object first); a later name replaces an
+// earlier one.
+using render_vars = std::vector<std::pair<std::string, const nlohmann::ordered_json *>>;
+std::string render_with(const parsed_template & tmpl, const render_vars & vars, const render_options & opts = {});
 
 }  // namespace jinja

@@ -24,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <string>
 #include <string_view>
 
@@ -55,6 +56,8 @@ struct call_grammar_options {
     // bounded by what is left; past it a strict tool's schema is an error and another's
     // arguments are any JSON object). 0: only each compile's own budgets.
     uint32_t max_time_ms = 500;
+    // When max_time_ms began (a server counts from the request's arrival); no time: the call's start.
+    std::chrono::steady_clock::time_point started{};
 };
 
 struct call_grammar_result {
