@@ -223,11 +223,24 @@ void read_tool_choice(json_reader & r, chat_request & req) {
 }  // namespace
 
 std::string json_ordered_body::text_at(const std::string & pointer) {
-    std::optional<std::string> text = json_compact_text_at(text_, pointer);
-    if (!text) {  // the reader found it in the same body: not reached
-        throw std::runtime_error(api_cat({"the request body has no value at ", pointer}));
+    constexpr int max_scans = 4;
+    if (!doc_ && scans_ < max_scans) {
+        ++scans_;
+        std::optional<std::string> text = json_compact_text_at(text_, pointer);
+        if (!text) {  // the reader found it in the same body: not reached
+            throw std::runtime_error(api_cat({"the request body has no value at ", pointer}));
+        }
+        return std::move(*text);
     }
-    return std::move(*text);
+    if (!doc_) {
+        nlohmann::ordered_json doc;  // linear in an object's keys, unlike nlohmann's ordered parse
+        std::string error;
+        if (!json_read_ordered(text_, json_max_depth, &doc, &error)) {  // the body was read before: not reached
+            throw std::runtime_error("the request body cannot be read again: " + error);
+        }
+        doc_ = std::move(doc);
+    }
+    return json_write(doc_->at(nlohmann::ordered_json::json_pointer(pointer)));
 }
 
 void chat_read_tool_calls(json_reader & r, const nlohmann::json & calls, json_ordered_body & body,

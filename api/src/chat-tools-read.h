@@ -10,9 +10,12 @@
 #include <string_view>
 #include <vector>
 
-// The request body's text, from which tools and arguments objects are cut with their keys in the
-// order the client wrote them (the body's parse sorts them). It must be the text the reader's
-// object was parsed from.
+// The request body's text, from which tools and arguments objects are taken with their keys in
+// the order the client wrote them (the body's parse sorts them). It must be the text the reader's
+// object was parsed from. The first lookups cut the value from the text (each scans the body up
+// to it: a request has its tools and maybe a call or two); past those, the body is parsed once,
+// in order, and the rest are read from that document, so that a conversation of many calls with
+// object arguments costs one more parse, not a scan per call.
 class json_ordered_body {
 public:
     explicit json_ordered_body(std::string_view text) : text_(text) {}
@@ -22,6 +25,8 @@ public:
 
 private:
     std::string_view text_;
+    int scans_ = 0;                                // lookups answered by a scan of the text
+    std::optional<nlohmann::ordered_json> doc_;   // the body in order, once scans_ reached its limit
 };
 
 // An assistant message's tool_calls: `calls` is the member's value (not null), `r` reads the

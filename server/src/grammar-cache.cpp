@@ -25,21 +25,21 @@ constexpr size_t max_cached_text = size_t(64) << 10;
 // (walked with a work list, stopping once past): a cache key is not written for tools of megabytes.
 bool text_longer_than(const nlohmann::ordered_json & v, size_t limit) {
     size_t n = 0;
-    std::vector<const nlohmann::ordered_json *> todo = {&v};
-    while (!todo.empty() && n <= limit) {
-        const nlohmann::ordered_json * j = todo.back();
-        todo.pop_back();
+    std::vector<const nlohmann::ordered_json *> pending = {&v};
+    while (!pending.empty() && n <= limit) {
+        const nlohmann::ordered_json * j = pending.back();
+        pending.pop_back();
         if (j->is_string()) {
             n += j->get_ref<const std::string &>().size() + 2;
         } else if (j->is_object()) {
             n += 2 + j->size();
             for (auto it = j->begin(); it != j->end(); ++it) {
                 n += it.key().size() + 3;
-                todo.push_back(&it.value());
+                pending.push_back(&it.value());
             }
         } else if (j->is_array()) {
             n += 2 + j->size();
-            for (const auto & e : *j) todo.push_back(&e);
+            for (const auto & e : *j) pending.push_back(&e);
         } else {
             n += 1;
         }

@@ -295,6 +295,27 @@ TEST(ChatRequestTools, ToolRoundTripConversation) {
     EXPECT_TRUE(req.parallel_tool_calls);
 }
 
+// Many calls with object arguments: the first are cut from the body's text, the rest read from
+// one ordered parse of it; every one keeps the client's key order, whichever way it was read.
+TEST(ChatRequestTools, ManyObjectArgumentsKeepTheirOrder) {
+    std::string calls;
+    for (int i = 0; i < 12; ++i) {
+        calls += (i ? "," : "") + std::string(R"({"id":"c)") + std::to_string(i) +
+                 R"(","type":"function","function":{"name":"get_weather","arguments":{ "unit" : "c", "location" : "city )" +
+                 std::to_string(i) + R"(", "n": [ )" + std::to_string(i) + R"( ]}}})";
+    }
+    chat_request req = parse_ok(with_messages(R"([{"role":"user","content":"go"},{"role":"assistant","content":null,"tool_calls":[)" +
+                                                  calls + "]}]",
+                                              std::string("\"tools\":") + weather_tools));
+    ASSERT_EQ(req.messages.size(), 2u);
+    ASSERT_EQ(req.messages[1].tool_calls.size(), 12u);
+    for (int i = 0; i < 12; ++i) {
+        EXPECT_EQ(req.messages[1].tool_calls[size_t(i)].arguments,
+                  R"({"unit":"c","location":"city )" + std::to_string(i) + R"(","n":[)" + std::to_string(i) + "]}")
+            << i;
+    }
+}
+
 TEST(ChatRequestTools, ArgumentsEdgeCases) {
     // An empty tool_calls array is no calls; reasoning_content null is "".
     chat_request req =

@@ -544,13 +544,13 @@ std::chrono::steady_clock::time_point budget_start(const json_schema_options & o
 // Whether a document nests arrays and objects deeper than `limit` (walked with a work list: its
 // copy, which recurses, must not meet a document nested a million deep).
 bool depth_over(const nlohmann::ordered_json & doc, size_t limit) {
-    std::vector<std::pair<const nlohmann::ordered_json *, size_t>> todo = {{&doc, 1}};
-    while (!todo.empty()) {
-        auto [v, depth] = todo.back();
-        todo.pop_back();
+    std::vector<std::pair<const nlohmann::ordered_json *, size_t>> pending = {{&doc, 1}};
+    while (!pending.empty()) {
+        auto [v, depth] = pending.back();
+        pending.pop_back();
         if (!v->is_structured()) continue;
         if (depth > limit) return true;
-        for (const auto & kid : *v) todo.emplace_back(&kid, depth + 1);
+        for (const auto & kid : *v) pending.emplace_back(&kid, depth + 1);
     }
     return false;
 }
