@@ -13,7 +13,9 @@ Usage:
   -p / -n / -d         prompt tokens, generated tokens, depths (comma-separated; tg runs at every
                        depth, pp at depth 0)
 The two engines alternate per model (inferd, reference), so both see the machine in the same
-state; the probed read bandwidth (inferd-bench's probe) is printed with the table. Exit status 0,
+state; the CPU's model and the kernel paths (inferd's per weight type, for tg and pp) are printed
+with the table, and the probed read bandwidth (inferd-bench's probe) under it. --json prints
+{"machine", "kernels", "results"}. Exit status 0,
 or 1 when a bench fails (its stderr is shown), 2 for a usage error.
 """
 import argparse
@@ -75,6 +77,8 @@ def main():
     env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     common = ["-t", str(a.threads), "-r", str(a.repetitions), "-fa", "0,1", "-o", "json"]
     results = []
+    machine = {}   # the CPU and the engines' kernel paths, from the benches' own JSON
+    kernels = {}   # model file -> inferd's MUL_MAT kernels on the CPU
     for model in a.models:
         per_engine = {}
         for engine, tool in (("inferd", a.inferd_bench), ("reference", a.llama_bench)):
@@ -83,6 +87,14 @@ def main():
             per_engine[engine] = (best_by_test(rows), rows)
         ours, ref = per_engine["inferd"][0], per_engine["reference"][0]
         probe = max((float(r.get("bandwidth_gbps", 0.0)) for r in per_engine["inferd"][1]), default=0.0)
+        first = per_engine["inferd"][1][0] if per_engine["inferd"][1] else {}
+        machine.setdefault("cpu_model", first.get("cpu_model", "unknown"))
+        machine.setdefault("cpu_isa", first.get("cpu_isa", "unknown"))
+        ref_rows = per_engine["reference"][1]
+        if ref_rows:
+            machine.setdefault("reference_cpu", ref_rows[0].get("cpu_info", ""))
+            machine.setdefault("reference_backends", ref_rows[0].get("backends", ""))
+        kernels[os.path.basename(model)] = first.get("kernels", [])
         for name in ours:
             if name not in ref:
                 continue
@@ -92,8 +104,11 @@ def main():
                             "ratio": ours[name][0] / ref[name][0] if ref[name][0] > 0 else None,
                             "probe_gbps": probe})
     if a.json:
-        print(json.dumps(results, indent=1))
+        print(json.dumps({"machine": machine, "kernels": kernels, "results": results}, indent=1))
         return 0
+    print("cpu: %s (reference engine: %s); inferd kernel path: %s; reference backends: %s\n" %
+          (machine.get("cpu_model", "unknown"), machine.get("reference_cpu", "") or "not reported",
+           machine.get("cpu_isa", "unknown"), machine.get("reference_backends", "") or "not reported"))
     print("| model | test | inferd t/s | fa | reference t/s | fa | ratio |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
     for r in results:
@@ -101,6 +116,11 @@ def main():
                                                              r["reference_ts"], r["reference_fa"], r["ratio"] or 0))
     if results:
         print("\nread-bandwidth probe (inferd-bench, %d threads): %.1f GB/s" % (a.threads, results[0]["probe_gbps"]))
+    for model, lines in kernels.items():
+        if lines:
+            print("\ninferd's matrix kernels for %s:" % model)
+            for line in lines:
+                print("  " + line)
     return 0
 
 

@@ -3,6 +3,8 @@
 
 #include <cpuid.h>
 #include <cstdint>
+#include <cstring>
+#include <string>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -28,7 +30,61 @@ bool amx_permitted() {
     return ok;
 }
 
+// The microarchitecture of an x86 family / model pair, where the pair names one (CPUID's
+// display family and model, as Linux's /proc/cpuinfo shows them); "" otherwise.
+const char * microarchitecture(bool amd, unsigned family, unsigned model) {
+    if (amd && family == 0x17) return model >= 0x30 ? "Zen 2" : "Zen / Zen+";
+    if (amd && family == 0x19) {
+        const bool zen4 = (model >= 0x10 && model <= 0x1f) || (model >= 0x60 && model <= 0x7f) ||
+                          (model >= 0xa0 && model <= 0xaf);
+        return zen4 ? "Zen 4" : "Zen 3";
+    }
+    if (amd && family == 0x1a) return "Zen 5";
+    if (amd || family != 6) return "";
+    switch (model) {
+        case 0x55: return "Skylake-SP / Cascade Lake";
+        case 0x6a:
+        case 0x6c: return "Ice Lake-SP";
+        case 0x8f: return "Sapphire Rapids";
+        case 0xcf: return "Emerald Rapids";
+        case 0xad:
+        case 0xae: return "Granite Rapids";
+        case 0xaf: return "Sierra Forest";
+        default: return "";
+    }
+}
+
 }  // namespace
+
+std::string ggml_cpu_model_name() {
+    unsigned a, b, c, d;
+    char vendor[13] = {};
+    if (!__get_cpuid(0, &a, &b, &c, &d)) return "unknown CPU";
+    std::memcpy(vendor, &b, 4);
+    std::memcpy(vendor + 4, &d, 4);
+    std::memcpy(vendor + 8, &c, 4);
+    std::string brand;
+    if (__get_cpuid(0x80000000, &a, &b, &c, &d) && a >= 0x80000004) {
+        char text[49] = {};
+        for (unsigned leaf = 0; leaf < 3; ++leaf) {
+            __get_cpuid(0x80000002 + leaf, &a, &b, &c, &d);
+            const unsigned regs[4] = {a, b, c, d};
+            std::memcpy(text + 16 * leaf, regs, 16);
+        }
+        brand = text;
+        while (!brand.empty() && (brand.back() == ' ' || brand.back() == '\0')) brand.pop_back();
+        while (!brand.empty() && brand.front() == ' ') brand.erase(brand.begin());
+    }
+    if (brand.empty()) brand = vendor;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return brand;
+    const unsigned base_family = (a >> 8) & 0xf, base_model = (a >> 4) & 0xf;
+    const unsigned family = base_family == 0xf ? base_family + ((a >> 20) & 0xff) : base_family;
+    const unsigned model = base_family == 0xf || base_family == 6 ? base_model | (((a >> 16) & 0xf) << 4) : base_model;
+    const bool amd = std::strcmp(vendor, "AuthenticAMD") == 0;
+    const std::string uarch = microarchitecture(amd, family, model);
+    return brand + " (family " + std::to_string(family) + ", model " + std::to_string(model) +
+           (uarch.empty() ? "" : ": " + uarch) + ")";
+}
 
 const char * ggml_cpu_isa_name(ggml_cpu_isa isa) {
     switch (isa) {

@@ -477,3 +477,42 @@ void ggml_cpu_op_mul_mat(const ggml_compute_params & p, ggml_tensor * dst) {
     }
     mul_mat_run_dot(p, pl, dst, w);
 }
+
+namespace {
+
+// t as a contiguous F32 tensor of ne0 x ne1 x ne2 x ne3 elements (no data).
+void mul_mat_f32_shape(ggml_tensor & t, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3) {
+    t.type = GGML_TYPE_F32;
+    const int64_t ne[4] = {ne0, ne1, ne2, ne3};
+    size_t nb = sizeof(float);
+    for (int d = 0; d < 4; ++d) {
+        t.ne[d] = ne[d];
+        t.nb[d] = nb;
+        nb *= size_t(ne[d]);
+    }
+}
+
+}  // namespace
+
+std::string ggml_backend_cpu_mul_mat_path(ggml_cpu_isa isa, const ggml_tensor * w, int64_t n_cols) {
+    if (w == nullptr || n_cols < 1) return "unsupported";
+    // the node the op would see: dst = w x b, b of n_cols contiguous F32 columns
+    ggml_tensor b, dst;
+    mul_mat_f32_shape(b, w->ne[0], n_cols, w->ne[2], w->ne[3]);
+    mul_mat_f32_shape(dst, w->ne[1], n_cols, w->ne[2], w->ne[3]);
+    dst.op = GGML_OP_MUL_MAT;
+    dst.src[0] = const_cast<ggml_tensor *>(w);
+    dst.src[1] = &b;
+    if (!ggml_cpu_mul_mat_supported(&dst)) return "unsupported";
+    const mul_mat_plan pl = mul_mat_make_plan(&dst, isa);
+    const std::string wt = ggml_type_name(w->type), vt = ggml_type_name(pl.vt);
+    if (pl.amx) return "amx " + wt + " x bf16 tiles";
+    const std::string path = pl.kt->name;
+    if (pl.rk) return path + " repacked " + wt + " x " + vt + " (" + std::to_string(GGML_REPACK_ROWS) + "-row groups)";
+    if (pl.gemm) {
+        return path + " gemm " + wt + " -> " + (pl.kpair == 2 ? "bf16 pair" : "f32") + " panels of " +
+               std::to_string(pl.nr);
+    }
+    if (pl.ke->dot == nullptr) return "unsupported";
+    return path + " dot " + wt + " x " + vt;
+}

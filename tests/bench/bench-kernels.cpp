@@ -367,6 +367,9 @@ void args_mat_vec(benchmark::internal::Benchmark * b) {
     const int64_t tiny[][3] = {{GGML_TYPE_Q4_K, 256, 2048},  {GGML_TYPE_Q4_K, 2048, 2048}, {GGML_TYPE_Q4_K, 5632, 2048},
                                {GGML_TYPE_Q4_K, 2048, 5632}, {GGML_TYPE_Q6_K, 2048, 5632}, {GGML_TYPE_Q6_K, 32000, 2048}};
     for (const auto & s : tiny) b->Args({s[0], s[1], s[2], 1, 2});
+    // ... and of the F16 model, whose weights are read as they are (no repacked layout)
+    const int64_t tiny_f16[][2] = {{256, 2048}, {2048, 2048}, {5632, 2048}, {2048, 5632}, {32000, 2048}};
+    for (const auto & s : tiny_f16) b->Args({GGML_TYPE_F16, s[0], s[1], 1, 2});
 }
 
 void args_mat_mat(benchmark::internal::Benchmark * b) {

@@ -318,4 +318,43 @@ TEST(RepackOp, OtherTypesStoredAsIs) {
     EXPECT_EQ(back, bytes);
 }
 
+// The kernel path a weight gets comes from the op's own plan: repacked weights name their
+// layout at every column count, plain F16 takes the dot kernel for one column and the GEMM for
+// a prompt (the AMX tiles on the amx path), a type MUL_MAT cannot read is "unsupported".
+TEST(RepackOp, KernelPathNamesThePlan) {
+    ggml_context_ptr ctx_w = small_context(), ctx = small_context();
+    ggml_tensor * q = ggml_new_tensor_2d(ctx_w.get(), GGML_TYPE_Q4_K, 512, 64);
+    ggml_tensor * h = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_F16, 512, 64);
+    ggml_tensor * i = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_I32, 512, 64);
+    ggml_backend_buffer_ptr buf_w = ggml_backend_alloc_ctx_tensors(ctx_w.get(), ggml_backend_cpu_repack_buffer_type());
+    ggml_backend_buffer_ptr buf = ggml_backend_alloc_ctx_tensors(ctx.get(), ggml_backend_cpu_buffer_type());
+    ASSERT_TRUE(buf_w && buf && ggml_backend_cpu_tensor_is_repacked(q));
+    const ggml_cpu_isa best = ggml_cpu_detect_features().best_isa();
+    for (int v = 0; v <= int(best); ++v) {
+        const ggml_cpu_isa isa = ggml_cpu_isa(v);
+        const std::string name = isa == ggml_cpu_isa::amx ? "avx512" : ggml_cpu_isa_name(isa);
+        SCOPED_TRACE(name);
+        for (int64_t n : {1, 7, 512}) {
+            EXPECT_EQ(ggml_backend_cpu_mul_mat_path(isa, q, n), name + " repacked q4_K x q8_K (16-row groups)");
+        }
+        EXPECT_EQ(ggml_backend_cpu_mul_mat_path(isa, h, 1), name + " dot f16 x f32");
+        const std::string pp = ggml_backend_cpu_mul_mat_path(isa, h, 512);
+        if (isa == ggml_cpu_isa::amx) {
+            EXPECT_EQ(pp, "amx f16 x bf16 tiles");
+        } else if (isa != ggml_cpu_isa::scalar) {
+            EXPECT_EQ(pp.rfind(name + " gemm f16 -> f32 panels of ", 0), 0u) << pp;
+        }
+        EXPECT_EQ(ggml_backend_cpu_mul_mat_path(isa, i, 1), "unsupported");
+        EXPECT_EQ(ggml_backend_cpu_mul_mat_path(isa, h, 0), "unsupported");
+    }
+}
+
+// The CPU's name carries CPUID's family and model numbers.
+TEST(RepackOp, CpuModelNameHasFamilyAndModel) {
+    const std::string name = ggml_cpu_model_name();
+    EXPECT_NE(name.find("(family "), std::string::npos) << name;
+    EXPECT_NE(name.find(", model "), std::string::npos) << name;
+    EXPECT_EQ(name.find('\0'), std::string::npos);
+}
+
 }  // namespace

@@ -248,6 +248,9 @@ TEST(inferd_bench_run, json_has_every_field_and_consistent_statistics) {
         EXPECT_EQ(t["n_depth"], 0);
         EXPECT_EQ(t["n_parallel"], 1);
         EXPECT_EQ(t["type_k"], "f16");
+        EXPECT_NE(t["cpu_model"].get<std::string>().find("(family "), std::string::npos) << t["cpu_model"];
+        ASSERT_EQ(t["kernels"].size(), 1u) << t["kernels"];
+        EXPECT_EQ(t["kernels"][0].get<std::string>().rfind("q8_0: tg ", 0), 0u) << t["kernels"];
         EXPECT_GT(t["model_size"].get<uint64_t>(), 0u);
         EXPECT_GT(t["model_n_params"].get<uint64_t>(), 0u);
         ASSERT_EQ(t["samples_ts"].size(), 2u);
@@ -344,7 +347,8 @@ TEST(inferd_bench_run, md_table_shape) {
     const bench_run r = run_bench(small_args(dir + "/models/tiny-llama-q8_0.gguf", {"-d", "0,8", "--parallel", "1,2"}));
     ASSERT_EQ(r.rc, 0) << r.err;
     const std::vector<std::string> l = lines_of(r.out);
-    ASSERT_EQ(l.size(), 2u + 8u + 2u) << r.out;
+    // table, blank line, bandwidth and build, CPU, the model's kernels (header + one weight type)
+    ASSERT_EQ(l.size(), 2u + 8u + 2u + 3u) << r.out;
     EXPECT_EQ(l[0], "| model | size | params | backend | threads | fa | test | t/s | GB/s | % bw |");
     EXPECT_EQ(l[1].rfind("| --- |", 0), 0u);
     const char * names[] = {"pp16", "tg4", "pp16 x2", "tg4 x2", "pp16 @ d8", "tg4 @ d8", "pp16 @ d8 x2", "tg4 @ d8 x2"};
@@ -364,6 +368,13 @@ TEST(inferd_bench_run, md_table_shape) {
     EXPECT_NE(l[11].find("1 thread 30.00 GB/s"), std::string::npos) << l[11];
     EXPECT_NE(l[11].find("cpu isa "), std::string::npos) << l[11];
     EXPECT_NE(l[11].find("build: "), std::string::npos) << l[11];
+    EXPECT_EQ(l[12].rfind("cpu: ", 0), 0u) << l[12];
+    EXPECT_NE(l[12].find("(family "), std::string::npos) << l[12];
+    EXPECT_EQ(l[13], "kernels of " + dir + "/models/tiny-llama-q8_0.gguf:");
+    // the tiny model's matrices are all Q8_0, repacked at load: one kernel for tg and pp
+    EXPECT_EQ(l[14].rfind("  q8_0: tg ", 0), 0u) << l[14];
+    EXPECT_NE(l[14].find(" repacked q8_0 x q8_0 "), std::string::npos) << l[14];
+    EXPECT_NE(l[14].find(", pp "), std::string::npos) << l[14];
 }
 
 TEST(inferd_bench_run, csv_shape) {

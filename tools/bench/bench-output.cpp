@@ -35,6 +35,12 @@ void print_md(const bench_report & rep, std::FILE * out) {
     std::fprintf(out, "\nread bandwidth (%s): %s; build: %s, cpu isa %s\n",
                  rep.bandwidth_given ? "given with --bandwidth" : "probe, median of 5 passes", bw.c_str(),
                  rep.build_commit.c_str(), rep.cpu_isa.c_str());
+    if (!rep.cpu_model.empty()) std::fprintf(out, "cpu: %s\n", rep.cpu_model.c_str());
+    for (const auto & [file, lines] : rep.kernels) {
+        if (lines.empty()) continue;
+        std::fprintf(out, "kernels of %s:\n", file.c_str());
+        for (const std::string & l : lines) std::fprintf(out, "  %s\n", l.c_str());
+    }
 }
 
 std::string csv_quote(std::string_view s) {
@@ -82,8 +88,8 @@ void print_csv(const bench_report & rep, std::FILE * out) {
 
 const std::vector<std::string> & bench_result_fields() {
     static const std::vector<std::string> fields = {
-        "build_commit", "cpu_isa", "backends", "model_filename", "model_type", "model_size", "model_n_params",
-        "n_batch", "n_ubatch", "n_threads", "type_k", "type_v", "n_gpu_layers", "flash_attn", "n_prompt", "n_gen",
+        "build_commit", "cpu_isa", "cpu_model", "kernels", "backends", "model_filename", "model_type", "model_size",
+        "model_n_params", "n_batch", "n_ubatch", "n_threads", "type_k", "type_v", "n_gpu_layers", "flash_attn", "n_prompt", "n_gen",
         "n_depth", "n_parallel", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "median_ts",
         "samples_ns", "samples_ts", "gbps", "bandwidth_gbps", "bandwidth_pct"};
     return fields;
@@ -93,6 +99,11 @@ nlohmann::json bench_result_json(const bench_result & r, const bench_report & re
     nlohmann::json j;
     j["build_commit"] = rep.build_commit;
     j["cpu_isa"] = rep.cpu_isa;
+    j["cpu_model"] = rep.cpu_model;
+    j["kernels"] = nlohmann::json::array();
+    for (const auto & [file, lines] : rep.kernels) {
+        if (file == r.model.filename) j["kernels"] = lines;
+    }
     j["backends"] = r.backends;
     j["model_filename"] = r.model.filename;
     j["model_type"] = r.model.type;

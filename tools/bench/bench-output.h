@@ -6,7 +6,7 @@
 //
 // md: one row per test like llama-bench (| model | size | params | backend | threads | fa | test |
 // t/s | GB/s | % bw |, t/s as "mean ± stddev"), then a line with the bandwidth per thread count
-// and the build (commit, CPU kernel path). json: an array with one object per test (the fields
+// and the build (commit, CPU kernel path), the CPU's model and each model's MUL_MAT kernels. json: an array with one object per test (the fields
 // of bench_result_json). csv: a header line with the scalar fields of the JSON objects and one
 // line per test; samples as "v1;v2;…".
 #pragma once
@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 struct bench_report {
@@ -28,6 +29,9 @@ struct bench_report {
     std::string gpu_device;            // runs with -ngl != 0: the GPU whose memory they read
     double gpu_bandwidth = 0;          // its read bandwidth, GB/s (probe; 0: not measured)
     std::string cpu_isa;               // the CPU backend's kernel path
+    std::string cpu_model;             // ggml_cpu_model_name()
+    // model file -> its MUL_MAT kernels on the CPU (bench_model_kernels), in the order run
+    std::vector<std::pair<std::string, std::vector<std::string>>> kernels;
     std::string build_commit;          // "unknown" when not known at build time
 };
 

@@ -2,6 +2,8 @@
 #include "bench/bench-run.h"
 
 #include "engine/context.h"
+#include "ggml/backend.h"
+#include "ggml/cpu.h"
 
 #include <algorithm>
 #include <chrono>
@@ -234,6 +236,29 @@ bench_model_info bench_model_describe(const model & m) {
     info.type = std::string(llm_arch_name(m.hparams().arch)) + " " + params_label(m.n_params()) + " " +
                 (file_type.empty() ? upper(ggml_type_name(main_type)) : file_type);
     return info;
+}
+
+std::vector<std::string> bench_model_kernels(const model & m, ggml_cpu_isa isa, int64_t n_prompt) {
+    // one weight of each (type, repacked) pair stands for all of that pair
+    std::map<std::pair<ggml_type, bool>, std::pair<uint64_t, const ggml_tensor *>> kinds;
+    const ggml_tensor * embd = m.output_tied() ? nullptr : m.weights().tok_embd;
+    for (const ggml_tensor * t : all_weights(m)) {
+        const bool repacked = ggml_backend_cpu_tensor_is_repacked(t);
+        if (t == embd || t->ne[1] < 2 || !t->buffer || !(repacked || t->buffer->is_host())) continue;
+        auto & k = kinds[{t->type, repacked}];
+        k.first += ggml_nbytes(t);
+        if (!k.second) k.second = t;
+    }
+    std::vector<std::pair<uint64_t, std::string>> rows;
+    for (const auto & [key, v] : kinds) {
+        std::string line = std::string(ggml_type_name(key.first)) + ": tg " + ggml_backend_cpu_mul_mat_path(isa, v.second, 1);
+        if (n_prompt > 1) line += ", pp " + ggml_backend_cpu_mul_mat_path(isa, v.second, n_prompt);
+        rows.emplace_back(v.first, std::move(line));
+    }
+    std::stable_sort(rows.begin(), rows.end(), [](const auto & a, const auto & b) { return a.first > b.first; });
+    std::vector<std::string> out;
+    for (auto & r : rows) out.push_back(std::move(r.second));
+    return out;
 }
 
 uint64_t bench_weight_bytes_per_step(const model & m, int n_parallel) {

@@ -18,11 +18,12 @@
 
 namespace {
 
-std::string cpu_isa_name() {
+// The kernel path the CPU backend takes here (CPUID, capped by INFERD_CPU_ISA).
+ggml_cpu_isa cpu_isa() {
     ggml_cpu_backend_options opt;
     opt.n_threads = 1;
     ggml_backend_ptr b = ggml_backend_cpu_init(opt);
-    return b ? ggml_cpu_isa_name(ggml_backend_cpu_get_isa(b.get())) : "unknown";
+    return b ? ggml_backend_cpu_get_isa(b.get()) : ggml_cpu_isa::scalar;
 }
 
 // The bandwidth for every thread count a tg test uses: given, or probed once per count.
@@ -78,6 +79,11 @@ int run_model(const std::string & path, const std::vector<bench_test_config> & t
         return 1;
     }
     for (const std::string & w : m->warnings()) std::fprintf(err, "inferd-bench: %s: warning: %s\n", path.c_str(), w.c_str());
+    int64_t n_prompt = 0;
+    for (const bench_test_config & t : tests) {
+        if (t.model == path) n_prompt = std::max<int64_t>(n_prompt, std::min<int64_t>(t.n_prompt, t.n_ubatch));
+    }
+    rep->kernels.emplace_back(path, bench_model_kernels(*m, cpu_isa(), n_prompt));
     bench_run_options ro;
     ro.repetitions = o.repetitions;
     ro.warmup = o.warmup;
@@ -121,7 +127,8 @@ int bench_tool_main(const std::vector<std::string> & args, std::FILE * out, std:
         return 2;
     }
     bench_report rep;
-    rep.cpu_isa = cpu_isa_name();
+    rep.cpu_isa = ggml_cpu_isa_name(cpu_isa());
+    rep.cpu_model = ggml_cpu_model_name();
     rep.build_commit = INFERD_GIT_COMMIT;
     measure_bandwidth(o, tests, &rep, err);
     std::vector<std::string> done;

@@ -13,7 +13,9 @@
 
 #include "ggml/backend.h"
 
+#include <cstdint>
 #include <memory>
+#include <string>
 
 enum class ggml_cpu_isa { scalar = 0, avx2 = 1, avx512 = 2, amx = 3, best = 4 };
 const char * ggml_cpu_isa_name(ggml_cpu_isa isa);
@@ -28,6 +30,9 @@ struct ggml_cpu_features {
     ggml_cpu_isa best_isa() const;
 };
 ggml_cpu_features ggml_cpu_detect_features();
+// The CPU as CPUID names it, with its family and model numbers and, where they identify one, the
+// microarchitecture: "AMD EPYC (family 26, model 2: Zen 5)".
+std::string ggml_cpu_model_name();
 
 struct ggml_cpu_backend_options {
     int n_threads = 0;                     // 0: the number of cores
@@ -66,3 +71,8 @@ ggml_backend_buffer_ptr ggml_backend_cpu_buffer_from_ptr(void * ptr, size_t size
 bool ggml_backend_is_cpu(const ggml_backend_i * backend);
 void ggml_backend_cpu_set_n_threads(ggml_backend_i * backend, int n_threads);
 ggml_cpu_isa ggml_backend_cpu_get_isa(const ggml_backend_i * backend);
+// The MUL_MAT kernel the CPU backend runs on the `isa` path for the weights w, as they are placed
+// (repacked or not), against n_cols columns of F32 activations, from the same plan the op makes:
+// "avx512 dot f16 x f32", "avx512 gemm f16 -> f32 panels of 12", "avx512 repacked q4_K x q8_K",
+// "amx f16 x bf16 tiles"; "unsupported" when the path has no kernel for w's type.
+std::string ggml_backend_cpu_mul_mat_path(ggml_cpu_isa isa, const ggml_tensor * w, int64_t n_cols);
