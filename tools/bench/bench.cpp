@@ -61,9 +61,9 @@ void measure_bandwidth(const bench_options & o, const std::vector<bench_test_con
     }
 }
 
-// Runs every test of one model (loaded once); 0 ok, 1 on the first failure.
+// Runs every test of one model (loaded once) with the CPU kernel path isa; 0 ok, 1 on the first failure.
 int run_model(const std::string & path, const std::vector<bench_test_config> & tests, const bench_options & o,
-              bench_report * rep, std::FILE * err) {
+              ggml_cpu_isa isa, bench_report * rep, std::FILE * err) {
     model_params mp;
     mp.n_gpu_layers = o.n_gpu_layers;
     for (const bench_test_config & t : tests) {  // the largest context a test makes
@@ -83,7 +83,7 @@ int run_model(const std::string & path, const std::vector<bench_test_config> & t
     for (const bench_test_config & t : tests) {
         if (t.model == path) n_prompt = std::max<int64_t>(n_prompt, std::min<int64_t>(t.n_prompt, t.n_ubatch));
     }
-    rep->kernels.emplace_back(path, bench_model_kernels(*m, cpu_isa(), n_prompt));
+    rep->kernels.emplace_back(path, bench_model_kernels(*m, isa, n_prompt));
     bench_run_options ro;
     ro.repetitions = o.repetitions;
     ro.warmup = o.warmup;
@@ -127,7 +127,8 @@ int bench_tool_main(const std::vector<std::string> & args, std::FILE * out, std:
         return 2;
     }
     bench_report rep;
-    rep.cpu_isa = ggml_cpu_isa_name(cpu_isa());
+    const ggml_cpu_isa isa = cpu_isa();
+    rep.cpu_isa = ggml_cpu_isa_name(isa);
     rep.cpu_model = ggml_cpu_model_name();
     rep.build_commit = INFERD_GIT_COMMIT;
     measure_bandwidth(o, tests, &rep, err);
@@ -136,7 +137,7 @@ int bench_tool_main(const std::vector<std::string> & args, std::FILE * out, std:
     for (const std::string & path : o.models) {
         if (std::find(done.begin(), done.end(), path) != done.end()) continue;
         done.push_back(path);
-        rc = run_model(path, tests, o, &rep, err);
+        rc = run_model(path, tests, o, isa, &rep, err);
         if (rc != 0) break;
     }
     if (!rep.results.empty() || rc == 0) bench_print(rep, o.output, out);
