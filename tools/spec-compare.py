@@ -2,13 +2,15 @@
 """Single-stream generation speed of inferd with and without speculative decoding, in one run.
 
 Usage:
-  tools/spec-compare.py [--inferd PATH] [--draft DRAFT.gguf] [--ngram N] [--draft-max N]
+  tools/spec-compare.py [--inferd PATH] [--draft DRAFT.gguf] [--ngram N] [--draft-max N] [--always]
                         [-t 2] [-n 128] [--requests 5] [--rounds 3] [--prompt-file F | --repeat]
                         [--port 18490] [--json] MODEL.gguf
 
   --draft DRAFT.gguf  also run with this draft model (-md DRAFT.gguf)
   --ngram N           also run with prompt-lookup drafting (--spec-ngram N)
   --draft-max N       --draft-max of the drafting servers (default 8)
+  --always            also run each drafting server with --spec-always (drafting never turns itself
+                      off), to see what the self-disabling saves where drafts lose
   -n                  max_tokens of each request (greedy, ignore_eos)
   --requests N        timed requests per server (after one untimed warmup request)
   --rounds N          each configuration runs N times, taking turns; the table shows medians
@@ -24,8 +26,9 @@ the same threads), waits for /health, sends the requests one after the other to
 /v1/completions (temperature 0, ignore_eos, the same prompt) and stops it with SIGTERM. A
 request's rate is its completion tokens over its wall time; a server's figure is the median of
 its requests. For the drafting servers the table also gives the speed-up over the plain server
-of the same round and the acceptance rate (inferd_draft_accepted_total over
-inferd_draft_tokens_total), and checks that their texts equal the plain server's (greedy
+of the same round, the acceptance rate (inferd_draft_accepted_total over
+inferd_draft_tokens_total) and how often drafting turned itself off (inferd_spec_turned_off_total,
+summed over the rounds), and checks that their texts equal the plain server's (greedy
 requests give the same tokens with or without drafting). Exit status 0; 1 when a server does
 not start, a request fails or a text differs; 2 for a usage error.
 """
@@ -128,8 +131,9 @@ def run_config(args, name, extra, port, prompt):
             texts.add(out["choices"][0]["text"])
         drafted = metric(s.url, "inferd_draft_tokens_total") - d0
         accepted = metric(s.url, "inferd_draft_accepted_total") - a0
+        turned_off = metric(s.url, "inferd_spec_turned_off_total")
     return {"rate": statistics.median(rates), "rates": rates, "texts": texts, "drafted": drafted,
-            "accepted": accepted}
+            "accepted": accepted, "turned_off": turned_off}
 
 
 def main():
@@ -140,6 +144,7 @@ def main():
     ap.add_argument("--draft")
     ap.add_argument("--ngram", type=int, default=0)
     ap.add_argument("--draft-max", type=int, default=8)
+    ap.add_argument("--always", action="store_true")
     ap.add_argument("-t", "--threads", type=int, default=2)
     ap.add_argument("-n", type=int, default=128)
     ap.add_argument("--requests", type=int, default=5)
@@ -174,6 +179,8 @@ def main():
         configs.append(("draft", ["-md", args.draft] + spec))
     if args.ngram > 0:
         configs.append(("ngram", ["--spec-ngram", str(args.ngram)] + spec))
+    if args.always:
+        configs += [(name + "-always", extra + ["--spec-always"]) for name, extra in configs[1:]]
 
     results = {name: [] for name, _ in configs}
     ok = True
@@ -205,20 +212,21 @@ def main():
             row["speedup"] = statistics.median(ratios)
             row["speedup_range"] = [min(ratios), max(ratios)]
             row["acceptance"] = sum(r["accepted"] for r in rs) / drafted if drafted else 0.0
+            row["turned_off"] = int(sum(r["turned_off"] for r in rs))
         rows.append(row)
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
-        print("| server | tokens/s (median, range) | speed-up (median, range) | acceptance |")
-        print("| --- | ---: | ---: | ---: |")
+        print("| server | tokens/s (median, range) | speed-up (median, range) | acceptance | turned off |")
+        print("| --- | ---: | ---: | ---: | ---: |")
         for row in rows:
             rate = "%.2f (%.2f-%.2f)" % (row["tokens_per_s"], row["range"][0], row["range"][1])
             if row["config"] == "plain":
-                print("| plain | %s | | |" % rate)
+                print("| plain | %s | | | |" % rate)
             else:
-                print("| %s | %s | %.2fx (%.2f-%.2fx) | %.1f%% |" % (
+                print("| %s | %s | %.2fx (%.2f-%.2fx) | %.1f%% | %d |" % (
                     row["config"], rate, row["speedup"], row["speedup_range"][0], row["speedup_range"][1],
-                    100.0 * row["acceptance"]))
+                    100.0 * row["acceptance"], row["turned_off"]))
     return 0 if ok else 1
 
 

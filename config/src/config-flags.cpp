@@ -290,6 +290,13 @@ const config_flag k_flags[] = {
          return config_parse_int(v, 0, 64, "0..64", &c.spec_ngram, e);
      },
      nullptr, [](const server_config & d) { return std::to_string(d.spec_ngram); }},
+    {"Speculative decoding", "spec-always", "", nullptr, "INFERD_SPEC_ALWAYS",
+     "draft on every step even while drafting makes generation slower (by default the daemon times steps "
+     "with and without drafts, turns drafting off while it loses and tries again later; /metrics "
+     "inferd_spec_active says which)",
+     true, false, false, config_flag_action::set,
+     [](server_config & c, std::string_view v, std::string * e) { return apply_switch_off(&c.spec_adaptive, v, e); },
+     nullptr, [](const server_config & d) { return std::string(d.spec_adaptive ? "off" : "on"); }},
 
     {"HTTP", "host", "", "ADDR", "INFERD_HOST", "address to listen on", true, false, false,
      config_flag_action::set, apply_host, nullptr, [](const server_config & d) { return d.host; }},

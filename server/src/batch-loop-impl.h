@@ -5,6 +5,7 @@
 
 #include "grammar/token-mask.h"
 #include "spec-draft.h"
+#include "spec-governor.h"
 
 #include <condition_variable>
 #include <deque>
@@ -77,8 +78,15 @@ struct batch_loop::impl {
     std::function<void(int32_t)> step_observer;
     std::function<void(int32_t, int32_t)> draft_observer;
     std::function<void(uint64_t, const std::string &)> error_observer;
+    std::function<void(const std::string &)> spec_observer;
     std::unique_ptr<spec_draft_model> drafter;  // params.spec.draft's context, when set
     int32_t step_drafted = 0, step_accepted = 0;  // draft tokens verified / accepted this step
+    uint32_t step_emitted = 0;                    // tokens sent to sinks this step
+    size_t step_prompt_tokens = 0;                // prompt tokens in this step's batch
+    std::unique_ptr<spec_governor> governor;      // params.spec.adaptive
+    std::atomic<bool> spec_active{false};
+    std::atomic<double> spec_speedup{0.0};
+    std::atomic<uint64_t> spec_turned_off{0};
 
     // The model's vocabulary for grammars, built on first use: [1] with control tokens as text.
     std::once_flag grammar_vocab_once[2];
@@ -121,7 +129,10 @@ struct batch_loop::impl {
     // Speculative decoding (batch-spec.cpp).
     bool spec_enabled() const;
     void spec_setup();            // the draft model's context; throws when it cannot draft
-    void propose_drafts();        // fills slots' drafts within the step's room
+    bool propose_drafts();        // fills slots' drafts within the step's room; false: no drafting ran
+    uint32_t n_generating() const;  // slots with a pending token to decode
+    // The step's rate to the governor (n_gen: n_generating() before the step).
+    void govern(uint32_t n_gen, bool drafted, bool prompt_in_step, double seconds);
     size_t draft_room() const;    // tokens the step can add beyond pending tokens and prompt chunks
     int32_t draft_limit(const batch_slot & s) const;  // most draft tokens s can use now
     bool drop_drafts();           // false when no slot had one

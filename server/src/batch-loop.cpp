@@ -4,6 +4,7 @@
 #include "engine/grammar-stage.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <utility>
 
@@ -172,6 +173,8 @@ void batch_loop::set_step_observer(std::function<void(int32_t)> f) { impl_->step
 
 void batch_loop::set_draft_observer(std::function<void(int32_t, int32_t)> f) { impl_->draft_observer = std::move(f); }
 
+void batch_loop::set_spec_observer(std::function<void(const std::string &)> f) { impl_->spec_observer = std::move(f); }
+
 void batch_loop::set_error_observer(std::function<void(uint64_t, const std::string &)> f) {
     impl_->error_observer = std::move(f);
 }
@@ -185,6 +188,9 @@ batch_loop_stats batch_loop::stats() const {
     st.steps = s.n_steps.load();
     st.draft_tokens = s.n_draft_tokens.load();
     st.draft_accepted = s.n_draft_accepted.load();
+    st.spec_active = s.spec_active.load();
+    st.spec_speedup = s.spec_speedup.load();
+    st.spec_turned_off = s.spec_turned_off.load();
     return st;
 }
 
@@ -235,9 +241,13 @@ bool batch_loop::impl::generation_step() {
     drop_cancelled();
     admit_waiting();
     update_stats();  // the gauges show admitted requests before their first token goes out
-    if (spec_enabled()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const uint32_t n_gen = n_generating();
+    step_emitted = 0;
+    bool drafted = false;
+    if (spec_enabled() && (!governor || governor->allow_drafts(n_gen))) {
         try {
-            propose_drafts();
+            drafted = propose_drafts();
         } catch (...) {
             drop_drafts();  // speculation is optional: the step goes on without drafts
         }
@@ -264,14 +274,17 @@ bool batch_loop::impl::generation_step() {
     }
     ++n_steps;
     if (step_observer) step_observer(int32_t(b.size()));
+    const bool prompt_in_step = step_prompt_tokens > 0;
     after_decode(b);
     report_drafts();
+    govern(n_gen, drafted, prompt_in_step, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     update_stats();
     return true;
 }
 
 void batch_loop::impl::build_batch(llm_batch & b) {
     b.clear();
+    step_prompt_tokens = 0;
     const size_t budget = params.ctx.n_batch;
     for (batch_slot & s : slots) {
         s.logits_idx = -1;
@@ -303,6 +316,7 @@ void batch_loop::impl::build_batch(llm_batch & b) {
             b.add(s->input[done + i], int32_t(done + i), s->seq, last || all_logits);
         }
         s->n_added = n;
+        step_prompt_tokens += n;
     }
 }
 
@@ -390,6 +404,7 @@ void batch_loop::impl::emit_sampled(batch_slot & s, const sampled_token & t) {
         return finish(s, gen_finish::error, "the sampler refused token " + std::to_string(t.id) + " that it sampled");
     }
     j.generated.push_back(t.id);
+    ++step_emitted;
     gen_token out;
     out.id = t.id;
     out.logprob = t.logprob;

@@ -37,6 +37,8 @@ void batch_loop::impl::spec_setup() {
     if (sp.n_max < 1) throw std::runtime_error("batch loop: draft-max must be at least 1");
     if (sp.n_min < 0 || sp.n_min > sp.n_max) throw std::runtime_error("batch loop: draft-min must be 0..draft-max");
     if (!(sp.p_min >= 0.0f && sp.p_min <= 1.0f)) throw std::runtime_error("batch loop: draft-p-min must be in [0, 1]");
+    if (sp.adaptive) governor = std::make_unique<spec_governor>();
+    spec_active = true;
     if (!sp.draft) return;
     if (std::string why = spec_vocab_mismatch(m, *sp.draft); !why.empty()) {
         throw std::runtime_error("the draft model's vocabulary does not match the model's: " + why);
@@ -75,7 +77,24 @@ int32_t batch_loop::impl::draft_limit(const batch_slot & s) const {
     return int32_t(std::max<int64_t>(lim, 0));
 }
 
-void batch_loop::impl::propose_drafts() {
+uint32_t batch_loop::impl::n_generating() const {
+    uint32_t n = 0;
+    for (const batch_slot & s : slots) n += s.job && s.state == slot_state::generate && s.pending >= 0;
+    return n;
+}
+
+// After a step: its rate goes to the governor when the step was generation only (a prompt chunk
+// would make it slower for reasons that are not the drafts'), and its verdict to the stats.
+void batch_loop::impl::govern(uint32_t n_gen, bool drafted, bool prompt_in_step, double seconds) {
+    if (!governor) return;
+    if (!prompt_in_step) governor->observe(n_gen, drafted, seconds, step_emitted);
+    spec_active = governor->active();
+    spec_speedup = governor->speedup();
+    spec_turned_off = governor->times_disabled();
+    if (std::string change = governor->take_change(); !change.empty() && spec_observer) spec_observer(change);
+}
+
+bool batch_loop::impl::propose_drafts() {
     for (batch_slot & s : slots) s.draft.clear();
     std::vector<batch_slot *> cand;
     for (batch_slot & s : slots) {
@@ -87,7 +106,8 @@ void batch_loop::impl::propose_drafts() {
         cand.push_back(&s);
     }
     const size_t room = draft_room();
-    if (cand.empty() || room < cand.size()) return;
+    if (cand.empty() || room < cand.size()) return false;
+    fault("draft");
     const int32_t share = int32_t(std::min<size_t>(room / cand.size(), size_t(params.spec.n_max)));
     if (drafter) {
         std::vector<spec_draft_job> jobs(cand.size());
@@ -115,6 +135,7 @@ void batch_loop::impl::propose_drafts() {
     for (batch_slot * s : cand) {
         if (int32_t(s->draft.size()) < params.spec.n_min) s->draft.clear();
     }
+    return true;
 }
 
 bool batch_loop::impl::drop_drafts() {

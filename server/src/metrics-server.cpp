@@ -62,6 +62,18 @@ server_metrics::server_metrics() {
     draft_accepted_ = &r.add_counter("inferd_draft_accepted_total",
                                      "Draft tokens accepted: the model sampled the drafted token at its position.")
                            .with({});
+    spec_active_ = &r.add_gauge("inferd_spec_active",
+                                "1 while speculative decoding drafts; 0 without speculation or while drafting is "
+                                "turned off because it made generation slower.")
+                      .with({});
+    spec_speedup_ = &r.add_gauge("inferd_spec_speedup_ratio",
+                                 "Tokens per second of generation steps with drafts over steps without, as last "
+                                 "measured (0 before the first measurement).")
+                       .with({});
+    spec_turned_off_ = &r.add_counter("inferd_spec_turned_off_total",
+                                      "Times speculative decoding turned itself off because steps with drafts were "
+                                      "slower than steps without.")
+                           .with({});
     connections_refused_ = &r.add_counter("inferd_http_connections_refused_total",
                                           "Connections answered 503 because --max-connections were open.")
                                 .with({});
@@ -113,6 +125,13 @@ void server_metrics::decode_step(size_t n_tokens) {
 void server_metrics::add_draft_tokens(uint64_t n, uint64_t accepted) {
     draft_tokens_->inc(static_cast<double>(n));
     draft_accepted_->inc(static_cast<double>(accepted));
+}
+
+void server_metrics::set_spec_state(bool active, double speedup, uint64_t turned_off) {
+    spec_active_->set(active ? 1.0 : 0.0);
+    spec_speedup_->set(std::isfinite(speedup) ? speedup : 0.0);
+    const uint64_t seen = spec_turned_off_seen_.exchange(turned_off);
+    if (turned_off > seen) spec_turned_off_->inc(static_cast<double>(turned_off - seen));
 }
 
 void server_metrics::connection_refused() { connections_refused_->inc(); }

@@ -167,6 +167,7 @@ void server_app::impl::set_spec_params(batch_loop_params & bp) const {
     bp.spec.n_max = cfg.draft_max;
     bp.spec.n_min = cfg.draft_min;
     bp.spec.p_min = cfg.draft_p_min;
+    bp.spec.adaptive = cfg.spec_adaptive;
     if (!draft_mdl && cfg.spec_ngram > 0) {
         log->info("speculative decoding: n-gram lookup (suffixes of {}..1 tokens), drafts of {}..{} tokens",
                   cfg.spec_ngram, cfg.draft_min, cfg.draft_max);
@@ -225,6 +226,7 @@ void server_app::impl::load_model() {
         loop = std::make_unique<batch_loop>(*mdl, bp);
         loop->set_step_observer([this](int32_t n) { metrics.decode_step(size_t(n)); });
         loop->set_draft_observer([this](int32_t n, int32_t a) { metrics.add_draft_tokens(uint64_t(n), uint64_t(a)); });
+        loop->set_spec_observer([this](const std::string & change) { log->info("{}", change); });
         loop->set_error_observer([this](uint64_t id, const std::string & what) {
             log->error("request {} failed: {}", id, what);
         });

@@ -96,6 +96,7 @@ void server_app::impl::refresh_gauges() {
     metrics.set_requests_running(st.running);
     metrics.set_requests_waiting(st.waiting);
     metrics.set_kv_cache_usage(st.kv_usage);
+    metrics.set_spec_state(st.spec_active, st.spec_speedup, st.spec_turned_off);
 }
 
 void server_app::impl::add_routes() {

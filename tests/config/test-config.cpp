@@ -64,6 +64,7 @@ static std::vector<flag_case> flag_cases() {
         {"pooling", {"--pooling", "mean"}, [](auto & c) { EXPECT_EQ(c.pooling, "mean"); }},
         {"embd-normalize", {"--embd-normalize", "none"}, [](auto & c) { EXPECT_FALSE(c.embd_normalize); }},
         {"no-repack", {"--no-repack"}, [](auto & c) { EXPECT_FALSE(c.repack); }},
+        {"spec-always", {"--spec-always"}, [](auto & c) { EXPECT_FALSE(c.spec_adaptive); }},
         {"no-mmap", {"--no-mmap"}, [](auto & c) { EXPECT_FALSE(c.mmap); }},
         {"mlock", {"--mlock"}, [](auto & c) { EXPECT_TRUE(c.mlock); }},
         {"ctx-size", {"-c", "4096"}, [](auto & c) { EXPECT_EQ(c.ctx_size, 4096); }},
@@ -199,6 +200,7 @@ TEST(config, every_variable_is_read) {
         {"INFERD_LOG_FORMAT", "json"},      {"INFERD_API_KEY", "k"},          {"INFERD_METRICS_KEY", "m"},
         {"INFERD_MODEL_DRAFT", "d.gguf"},   {"INFERD_DRAFT_MAX", "7"},        {"INFERD_DRAFT_MIN", "7"},
         {"INFERD_DRAFT_P_MIN", "0.25"},     {"INFERD_SPEC_NGRAM", "7"},
+        {"INFERD_SPEC_ALWAYS", "1"},
         {"INFERD_STRICT_MODEL_NAME", "1"},  {"INFERD_NO_WEBUI", "1"},         {"INFERD_WEBUI_PATH", "/srv/page"},
     };
     config_temp_file keys("keys-env.txt", "kf\n");
@@ -231,7 +233,7 @@ TEST(config, every_variable_is_read) {
                        p.cfg.max_queue != base.max_queue || p.cfg.compile_threads != base.compile_threads || p.cfg.host != base.host || p.cfg.port != base.port ||
                        p.cfg.model_draft != base.model_draft || p.cfg.draft_max != base.draft_max ||
                        p.cfg.draft_min != base.draft_min || p.cfg.draft_p_min != base.draft_p_min ||
-                       p.cfg.spec_ngram != base.spec_ngram ||
+                       p.cfg.spec_ngram != base.spec_ngram || p.cfg.spec_adaptive != base.spec_adaptive ||
                        p.cfg.io_threads != base.io_threads || p.cfg.max_connections != base.max_connections ||
                        p.cfg.ssl_cert_file != base.ssl_cert_file || p.cfg.ssl_key_file != base.ssl_key_file || p.cfg.max_body_size != base.max_body_size ||
                        p.cfg.header_timeout != base.header_timeout || p.cfg.idle_timeout != base.idle_timeout ||

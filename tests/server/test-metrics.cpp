@@ -243,6 +243,9 @@ TEST(server_metrics, exports_every_family) {
         {"inferd_decode_steps_total", "counter"},
         {"inferd_draft_tokens_total", "counter"},
         {"inferd_draft_accepted_total", "counter"},
+        {"inferd_spec_active", "gauge"},
+        {"inferd_spec_speedup_ratio", "gauge"},
+        {"inferd_spec_turned_off_total", "counter"},
         {"inferd_http_connections_refused_total", "counter"},
         {"inferd_compile_jobs_waiting", "gauge"},
         {"inferd_compile_jobs_running", "gauge"},
@@ -279,6 +282,9 @@ TEST(server_metrics, accessors_update_their_families) {
     m.add_draft_tokens(4, 0);
     m.connection_refused();
     m.connection_refused();
+    m.set_spec_state(true, 1.5, 2);
+    m.set_spec_state(false, 0.75, 3);  // a running total: the counter follows it
+    m.set_spec_state(false, 0.75, 3);
     m.set_compile_jobs(5, 2);
     m.compile_error();
     m.set_model_info({"old", "llama", "F32", 64, 1});
@@ -305,6 +311,9 @@ TEST(server_metrics, accessors_update_their_families) {
     EXPECT_TRUE(contains(t, "inferd_decode_steps_total 2\n"));
     EXPECT_TRUE(contains(t, "inferd_draft_tokens_total 16\n"));
     EXPECT_TRUE(contains(t, "inferd_draft_accepted_total 9\n"));
+    EXPECT_TRUE(contains(t, "inferd_spec_active 0\n"));
+    EXPECT_TRUE(contains(t, "inferd_spec_speedup_ratio 0.75\n"));
+    EXPECT_TRUE(contains(t, "inferd_spec_turned_off_total 3\n"));
     EXPECT_TRUE(contains(t, "inferd_http_connections_refused_total 2\n"));
     EXPECT_TRUE(contains(t, "inferd_compile_jobs_waiting 5\n"));
     EXPECT_TRUE(contains(t, "inferd_compile_jobs_running 2\n"));

@@ -1,7 +1,8 @@
 // End-to-end speculative decoding: inferd with --spec-ngram and with --model-draft answers
 // /v1/completions (greedy and seeded, plain and streamed) exactly as inferd without them, /metrics
-// counts the draft tokens, and a draft model that is missing or has another vocabulary stops the
-// daemon with a clear message and exit code 1.
+// counts the draft tokens and says whether drafting is on (always with --spec-always), and a
+// draft model that is missing or has another vocabulary stops the daemon with a clear message and
+// exit code 1.
 #include "server/inferd-process.h"
 #include "testdata.h"
 
@@ -76,12 +77,15 @@ TEST(server_e2e_spec, ngram_and_draft_model_answer_as_without_speculation) {
         inferd_process plain({"-m", stories(dir), "-c", "1024"});
         ASSERT_TRUE(plain.wait_ready()) << plain.log();
         expected = answers(plain.port());
-        EXPECT_EQ(inferd_metric(inferd_call(plain.port(), "GET", "/metrics")->body, "inferd_draft_tokens_total"), 0.0);
+        const std::string m = inferd_call(plain.port(), "GET", "/metrics")->body;
+        EXPECT_EQ(inferd_metric(m, "inferd_draft_tokens_total"), 0.0);
+        EXPECT_EQ(inferd_metric(m, "inferd_spec_active"), 0.0) << m;  // no speculation configured
         EXPECT_EQ(plain.terminate(), 0);
     }
     const std::vector<std::vector<std::string>> variants = {
         {"--spec-ngram", "3", "--draft-max", "8"},
         {"--model-draft", dir + "/models/stories260K-f16.gguf", "--draft-max", "6", "--draft-p-min", "0.3"},
+        {"--spec-ngram", "3", "--draft-max", "8", "--spec-always"},
     };
     for (const std::vector<std::string> & v : variants) {
         SCOPED_TRACE(v[0]);
@@ -98,6 +102,15 @@ TEST(server_e2e_spec, ngram_and_draft_model_answer_as_without_speculation) {
         EXPECT_GT(drafted, 0.0) << m;
         EXPECT_GT(accepted, 0.0) << m;
         EXPECT_LE(accepted, drafted);
+        // Drafting on, unless it turned itself off (--spec-always: never).
+        const double active = inferd_metric(m, "inferd_spec_active");
+        const double turned_off = inferd_metric(m, "inferd_spec_turned_off_total");
+        EXPECT_TRUE(active == 1.0 || (active == 0.0 && turned_off >= 1.0)) << m;
+        if (v.back() == "--spec-always") {
+            EXPECT_EQ(active, 1.0) << m;
+            EXPECT_EQ(turned_off, 0.0) << m;
+            EXPECT_EQ(inferd_metric(m, "inferd_spec_speedup_ratio"), 0.0) << m;  // nothing measured
+        }
         EXPECT_EQ(p.terminate(), 0);
     }
 }

@@ -82,6 +82,7 @@ struct server_config {
     float draft_p_min = 0.75f;       // --draft-p-min: the draft model stops below this probability
     int spec_ngram = 0;              // --spec-ngram: n-gram lookup drafting, the longest suffix
                                      // matched; 0 = off
+    bool spec_adaptive = true;       // --spec-always (false): drafting never turns itself off
 
     // HTTP.
     std::string host = "127.0.0.1";  // --host

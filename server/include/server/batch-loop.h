@@ -63,7 +63,8 @@
 // a draft model's failure only drops the step's drafts. The loop thread never dies of a
 // request; set_error_observer sees each such failure (for the log).
 // params.fault_hook, when set, is called at the sites "admit" (a request takes a slot), "token"
-// (before a sampled token goes to the sink) and "step" (before each decode) and may throw:
+// (before a sampled token goes to the sink), "step" (before each decode) and "draft" (before a
+// step's drafts are proposed; a throw there drops the step's drafts) and may throw (or stall):
 // tests and INFERD_DEBUG_FAULTS use it to inject failures.
 //
 // Speculative decoding (params.spec): a generating slot may put its pending token plus k draft
@@ -83,7 +84,11 @@
 // end-of-generation, logprobs of its own position). Pacing: a request's next draft is at most 4
 // tokens at first, doubles after a draft accepted whole and falls to one more than was accepted
 // otherwise; after a draft with nothing accepted (or a draft model sure of nothing) the request
-// drafts nothing for 1, 3, 7, 15 or 31 steps.
+// drafts nothing for 1, 3, 7, 15 or 31 steps. With spec.adaptive the loop also measures whether
+// drafting pays at all: steps of generation only, with and without drafting, are timed (drafting
+// included) for the same number of generating requests; when the tokens per second with drafts
+// fall below 0.98x those without, drafting stops for the whole loop and is tried again after 128
+// steps (doubling up to 8192 while it keeps losing). stats() and set_spec_observer say so.
 //
 // Sinks are called on the batch loop thread only and must not block.
 #pragma once
@@ -176,6 +181,7 @@ struct batch_loop_spec_params {
     int32_t n_max = 16;             // most draft tokens per slot and step
     int32_t n_min = 0;              // shorter drafts are not verified
     float p_min = 0.75f;            // draft model: stop drafting below this top probability
+    bool adaptive = false;          // drafting turns itself off while it makes generation slower
     bool enabled() const { return draft != nullptr || ngram > 0; }
 };
 
@@ -198,6 +204,12 @@ struct batch_loop_stats {
     uint64_t steps = 0;         // decode calls so far
     uint64_t draft_tokens = 0;  // draft tokens verified so far (speculative decoding)
     uint64_t draft_accepted = 0;  // of which accepted
+    // Adaptive speculation: whether drafting is on now (false without speculation), the last
+    // measured tokens-per-second ratio of steps with drafts to steps without (0 before the first
+    // verdict), and how often drafting turned itself off.
+    bool spec_active = false;
+    double spec_speedup = 0.0;
+    uint64_t spec_turned_off = 0;
 };
 
 class batch_loop {
@@ -224,6 +236,9 @@ public:
     // Called after every step that verified drafts (on the loop thread), for metrics: the draft
     // tokens verified in that step and how many of them were accepted.
     void set_draft_observer(std::function<void(int32_t n_drafted, int32_t n_accepted)> f);
+    // Called (on the loop thread) when adaptive speculation turns drafting off or on, with a line
+    // for the log that says why.
+    void set_spec_observer(std::function<void(const std::string & change)> f);
     // Called (on the loop thread) when an exception ended a request: its id and what happened.
     void set_error_observer(std::function<void(uint64_t request_id, const std::string & what)> f);
 

@@ -178,6 +178,9 @@ public:
     void decode_step(size_t n_tokens);          // one engine batch of n_tokens tokens
     // Speculative decoding: n draft tokens verified, `accepted` of them accepted.
     void add_draft_tokens(uint64_t n, uint64_t accepted);
+    // Adaptive speculation: drafting on now, the last measured rate ratio with / without drafts,
+    // and the times drafting turned itself off so far (a running total; the counter follows it).
+    void set_spec_state(bool active, double speedup, uint64_t turned_off);
     void connection_refused();                  // a connection over --max-connections got 503
     // Generation requests waiting for a compile thread, and being prepared on one.
     void set_compile_jobs(size_t waiting, size_t running);
@@ -204,6 +207,10 @@ private:
     metrics_counter * decode_steps_;
     metrics_counter * draft_tokens_;
     metrics_counter * draft_accepted_;
+    metrics_gauge * spec_active_;
+    metrics_gauge * spec_speedup_;
+    metrics_counter * spec_turned_off_;
+    std::atomic<uint64_t> spec_turned_off_seen_{0};
     metrics_counter * connections_refused_;
     metrics_gauge * compile_waiting_;
     metrics_gauge * compile_running_;
