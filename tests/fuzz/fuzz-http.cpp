@@ -73,6 +73,24 @@ fixture & the_server() {
     return f;
 }
 
+// The outcome of a connect() still under way on fd: 0 or an errno.
+int await_connect(int fd) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    for (;;) {
+        pollfd p{fd, POLLOUT, 0};
+        const int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count());
+        if (left <= 0) return ETIMEDOUT;
+        const int r = ::poll(&p, 1, left);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return errno;
+        if (r == 0) continue;
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) return errno;
+        return err;
+    }
+}
+
 // Each connection comes from its own loopback source address (127.0.0.2 up, round robin over
 // 127.0.0.0/8): the client shuts its side first, so every input leaves a TIME_WAIT socket behind,
 // and from one source address a few thousand inputs a second use up the ephemeral ports within a
@@ -93,12 +111,15 @@ int connect_to(uint16_t port) {
         a.sin_family = AF_INET;
         a.sin_port = htons(port);
         a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0) {
+        int err = ::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0 ? 0 : errno;
+        // A signal (libFuzzer's timers) interrupted the wait: the connection goes on being made;
+        // wait for it and take its outcome.
+        if (err == EINTR || err == EINPROGRESS) err = await_connect(fd);
+        if (err == 0) {
             int one = 1;
             ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
             return fd;
         }
-        const int err = errno;
         ::close(fd);
         // Out of local ports or buffers for a moment: retried for up to two seconds. A refusal
         // or anything else is a finding (the listener is gone).
@@ -129,11 +150,11 @@ std::string read_to_close(int fd, const uint8_t * data, size_t size) {
         if ((p.revents & POLLOUT) && !shut) {
             const ssize_t n = ::send(fd, data + sent, size - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
             if (n > 0) sent += size_t(n);
-            if (n < 0 && errno != EAGAIN) shut = true;  // reset by the server (e.g. after a 413)
+            if (n < 0 && errno != EAGAIN && errno != EINTR) shut = true;  // reset by the server (e.g. after a 413)
         }
         if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
             const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
-            if (n == 0 || (n < 0 && errno != EAGAIN)) return got;
+            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return got;
             if (n > 0) got.append(buf, size_t(n));
         }
     }
