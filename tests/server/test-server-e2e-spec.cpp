@@ -82,13 +82,19 @@ TEST(server_e2e_spec, ngram_and_draft_model_answer_as_without_speculation) {
         EXPECT_EQ(inferd_metric(m, "inferd_spec_active"), 0.0) << m;  // no speculation configured
         EXPECT_EQ(plain.terminate(), 0);
     }
+    // With --spec-always drafting runs on every step, so drafts are accepted somewhere in these
+    // answers. Without it (the last variant) drafting may turn itself off after its first round
+    // (when rejected drafts or a slow build make it lose), so only the answers and the gauges
+    // are checked there.
     const std::vector<std::vector<std::string>> variants = {
-        {"--spec-ngram", "3", "--draft-max", "8"},
-        {"--model-draft", dir + "/models/stories260K-f16.gguf", "--draft-max", "6", "--draft-p-min", "0.3"},
         {"--spec-ngram", "3", "--draft-max", "8", "--spec-always"},
+        {"--model-draft", dir + "/models/stories260K-f16.gguf", "--draft-max", "6", "--draft-p-min", "0.3",
+         "--spec-always"},
+        {"--spec-ngram", "3", "--draft-max", "8"},
     };
     for (const std::vector<std::string> & v : variants) {
-        SCOPED_TRACE(v[0]);
+        const bool always = v.back() == "--spec-always";
+        SCOPED_TRACE(v[0] + (always ? " --spec-always" : ""));
         std::vector<std::string> args = {"-m", stories(dir), "-c", "1024"};
         args.insert(args.end(), v.begin(), v.end());
         inferd_process p(args);
@@ -100,13 +106,15 @@ TEST(server_e2e_spec, ngram_and_draft_model_answer_as_without_speculation) {
         const double drafted = inferd_metric(m, "inferd_draft_tokens_total");
         const double accepted = inferd_metric(m, "inferd_draft_accepted_total");
         EXPECT_GT(drafted, 0.0) << m;
-        EXPECT_GT(accepted, 0.0) << m;
+        if (always) {
+            EXPECT_GT(accepted, 0.0) << m;
+        }
         EXPECT_LE(accepted, drafted);
         // Drafting on, unless it turned itself off (--spec-always: never).
         const double active = inferd_metric(m, "inferd_spec_active");
         const double turned_off = inferd_metric(m, "inferd_spec_turned_off_total");
         EXPECT_TRUE(active == 1.0 || (active == 0.0 && turned_off >= 1.0)) << m;
-        if (v.back() == "--spec-always") {
+        if (always) {
             EXPECT_EQ(active, 1.0) << m;
             EXPECT_EQ(turned_off, 0.0) << m;
             EXPECT_EQ(inferd_metric(m, "inferd_spec_speedup_ratio"), 0.0) << m;  // nothing measured
