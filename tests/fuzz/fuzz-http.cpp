@@ -97,37 +97,26 @@ int await_connect(int fd) {
 // minute (connect() then fails with EADDRNOTAVAIL, which is the machine, not the server).
 int connect_to(uint16_t port) {
     static uint32_t next_source = 0;
-    for (int attempt = 0;; ++attempt) {
-        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-        if (fd < 0) finding("socket() failed:", std::strerror(errno));
-        sockaddr_in src{};
-        src.sin_family = AF_INET;
-        src.sin_port = 0;
-        src.sin_addr.s_addr = htonl(0x7f000002u + (next_source++ % 0xfffffdu));
-        if (::bind(fd, reinterpret_cast<sockaddr *>(&src), sizeof src) != 0) {
-            finding("bind() to a loopback source failed:", std::strerror(errno));
-        }
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_port = htons(port);
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        int err = ::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0 ? 0 : errno;
-        // A signal (libFuzzer's timers) interrupted the wait: the connection goes on being made;
-        // wait for it and take its outcome.
-        if (err == EINTR || err == EINPROGRESS) err = await_connect(fd);
-        if (err == 0) {
-            int one = 1;
-            ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-            return fd;
-        }
-        ::close(fd);
-        // Out of local ports or buffers for a moment: retried for up to two seconds. A refusal
-        // or anything else is a finding (the listener is gone).
-        if ((err != EADDRNOTAVAIL && err != EADDRINUSE && err != ENOBUFS) || attempt == 200) {
-            finding("connect() failed:", std::strerror(err));
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) finding("socket() failed:", std::strerror(errno));
+    sockaddr_in src{};
+    src.sin_family = AF_INET;
+    src.sin_addr.s_addr = htonl(0x7f000002u + (next_source++ % 0xfffffdu));
+    if (::bind(fd, reinterpret_cast<sockaddr *>(&src), sizeof src) != 0) {
+        finding("bind() to a loopback source failed:", std::strerror(errno));
     }
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int err = ::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0 ? 0 : errno;
+    // A signal (libFuzzer's timers) interrupted the wait: the connection goes on being made;
+    // wait for it and take its outcome.
+    if (err == EINTR) err = await_connect(fd);
+    if (err != 0) finding("connect() failed:", std::strerror(err));
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
 }
 
 // Reads until the server closes (or resets) the connection; a finding when it has not within
@@ -150,11 +139,11 @@ std::string read_to_close(int fd, const uint8_t * data, size_t size) {
         if ((p.revents & POLLOUT) && !shut) {
             const ssize_t n = ::send(fd, data + sent, size - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
             if (n > 0) sent += size_t(n);
-            if (n < 0 && errno != EAGAIN && errno != EINTR) shut = true;  // reset by the server (e.g. after a 413)
+            if (n < 0 && errno != EAGAIN) shut = true;  // reset by the server (e.g. after a 413)
         }
         if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
             const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
-            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return got;
+            if (n == 0 || (n < 0 && errno != EAGAIN)) return got;
             if (n > 0) got.append(buf, size_t(n));
         }
     }

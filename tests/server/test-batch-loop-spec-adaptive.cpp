@@ -39,6 +39,24 @@ std::vector<int32_t> predictable_prompt(const model & m) {
     return p;
 }
 
+// A request of max_tokens on the predictable prompt, and the plain loop's answer to it.
+struct plain_case {
+    spec_req q;
+    spec_result plain;
+    uint64_t plain_steps = 0;
+};
+
+plain_case plain_answer(const model & m, int32_t max_tokens) {
+    plain_case c;
+    c.q.prompt = predictable_prompt(m);
+    c.q.max_tokens = max_tokens;
+    const spec_run r = run_in_order(m, loop_params(1), {c.q});
+    EXPECT_EQ(r.results.size(), 1u);
+    if (!r.results.empty()) c.plain = r.results[0];
+    c.plain_steps = r.stats.steps;
+    return c;
+}
+
 struct adaptive_run {
     spec_result result;
     batch_loop_stats stats;
@@ -78,16 +96,12 @@ adaptive_run run_adaptive(const model & m, const spec_req & q, const char * site
 TEST(batch_loop_spec_adaptive, drafting_that_costs_more_than_it_saves_turns_itself_off) {
     INFERD_REQUIRE_TESTDATA(dir);
     auto m = model::load(dir + "/models/stories260K-f32.gguf", model_params{});
-    spec_req q;
-    q.prompt = predictable_prompt(*m);
-    q.max_tokens = 160;
-    const spec_run plain = run_in_order(*m, loop_params(1), {q});
+    const plain_case c = plain_answer(*m, 160);
     // 200 ms per drafting step: at most 9 tokens in it, 45 tokens/s, against a plain step of a
     // few milliseconds.
-    const adaptive_run a = run_adaptive(*m, q, "draft", std::chrono::milliseconds(200));
-    ASSERT_EQ(plain.results.size(), 1u);
-    EXPECT_EQ(a.result.tokens, plain.results[0].tokens);
-    EXPECT_EQ(a.result.reason, plain.results[0].reason);
+    const adaptive_run a = run_adaptive(*m, c.q, "draft", std::chrono::milliseconds(200));
+    EXPECT_EQ(a.result.tokens, c.plain.tokens);
+    EXPECT_EQ(a.result.reason, c.plain.reason);
     EXPECT_GE(a.stats.spec_turned_off, 1u);
     // Off at the end, unless the request ended in a retry round (which then says so).
     EXPECT_TRUE(!a.stats.spec_active || a.changes.find("trying drafts again") != std::string::npos) << a.changes;
@@ -96,19 +110,16 @@ TEST(batch_loop_spec_adaptive, drafting_that_costs_more_than_it_saves_turns_itse
     EXPECT_NE(a.changes.find("speculative decoding turned off"), std::string::npos) << a.changes;
     // Drafting ran in the first round only (and in a retry after 128 steps, when there was one).
     EXPECT_GT(a.result.usage.draft_tokens, 0);
-    EXPECT_LT(a.stats.steps, plain.stats.steps);  // fewer steps than plain (accepted drafts)
+    EXPECT_LT(a.stats.steps, c.plain_steps);  // fewer steps than plain (accepted drafts)
 }
 
 TEST(batch_loop_spec_adaptive, drafting_that_saves_steps_stays_on) {
     INFERD_REQUIRE_TESTDATA(dir);
     auto m = model::load(dir + "/models/stories260K-f32.gguf", model_params{});
-    spec_req q;
-    q.prompt = predictable_prompt(*m);
-    q.max_tokens = 100;
-    const spec_run plain = run_in_order(*m, loop_params(1), {q});
+    const plain_case c = plain_answer(*m, 100);
     // Every decode stalls 50 ms, with or without drafts: a step's rate is its tokens.
-    const adaptive_run a = run_adaptive(*m, q, "step", std::chrono::milliseconds(50));
-    EXPECT_EQ(a.result.tokens, plain.results[0].tokens);
+    const adaptive_run a = run_adaptive(*m, c.q, "step", std::chrono::milliseconds(50));
+    EXPECT_EQ(a.result.tokens, c.plain.tokens);
     EXPECT_TRUE(a.stats.spec_active);
     EXPECT_EQ(a.stats.spec_turned_off, 0u);
     EXPECT_GT(a.stats.spec_speedup, 1.0);
