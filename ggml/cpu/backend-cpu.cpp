@@ -73,18 +73,6 @@ private:
     cpu_device * dev_;
 };
 
-std::string read_cpu_model() {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind("model name", 0) == 0) {
-            const size_t colon = line.find(':');
-            if (colon != std::string::npos) return line.substr(colon + 2);
-        }
-    }
-    return "CPU";
-}
-
 // MemAvailable and MemTotal of /proc/meminfo in bytes (false when unreadable): what a new
 // allocation can get without swapping, and the RAM installed.
 bool read_meminfo(size_t * available, size_t * total) {
@@ -120,7 +108,7 @@ bool cpu_repacked_sources_ok(const ggml_tensor * op) {
 
 class cpu_device final : public ggml_backend_device_i {
 public:
-    cpu_device() : buft_(this), description_(read_cpu_model()) {}
+    cpu_device() : buft_(this), description_(ggml_cpu_model_name()) {}
     const char * name() const override { return "CPU"; }
     const char * description() const override { return description_.c_str(); }
     // free: MemAvailable (page cache that can be dropped counts as free), total: MemTotal;

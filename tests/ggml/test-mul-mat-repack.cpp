@@ -349,12 +349,14 @@ TEST(RepackOp, KernelPathNamesThePlan) {
     }
 }
 
-// The CPU's name carries CPUID's family and model numbers.
+// The CPU's name carries CPUID's family and model numbers, and the CPU device is described
+// by the same name.
 TEST(RepackOp, CpuModelNameHasFamilyAndModel) {
     const std::string name = ggml_cpu_model_name();
     EXPECT_NE(name.find("(family "), std::string::npos) << name;
     EXPECT_NE(name.find(", model "), std::string::npos) << name;
     EXPECT_EQ(name.find('\0'), std::string::npos);
+    EXPECT_EQ(std::string(ggml_backend_cpu_buffer_type()->device()->description()), name);
 }
 
 }  // namespace
