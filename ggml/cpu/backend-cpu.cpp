@@ -184,6 +184,9 @@ public:
 
     void set_n_threads(int n);
     ggml_cpu_isa isa() const { return isa_; }
+    ggml_cpu_isa mul_mat_isa(ggml_type t, int64_t n_cols) const {
+        return calibrated_ ? calibration_.choose(t, n_cols, isa_) : isa_;
+    }
 
 private:
     bool ensure_work(size_t bytes);
@@ -191,6 +194,8 @@ private:
 
     ggml_cpu_features features_;
     ggml_cpu_isa isa_;
+    ggml_cpu_calibration calibration_;
+    bool calibrated_ = false;
     int n_threads_;
     int spin_us_;
     std::unique_ptr<ggml_cpu_threadpool> pool_;
@@ -207,6 +212,12 @@ cpu_backend::cpu_backend(const ggml_cpu_backend_options & opt)
     const ggml_cpu_isa best = features_.best_isa();
     ggml_cpu_isa want = opt.isa == ggml_cpu_isa::best ? isa_from_env(best) : opt.isa;
     isa_ = int(want) < int(best) ? want : best;
+    const ggml_cpu_calibration * c = opt.calibration;
+    if (!c && opt.isa == ggml_cpu_isa::best) c = ggml_cpu_calibration_default();
+    if (c) {
+        calibration_ = *c;
+        calibrated_ = true;
+    }
     pool_ = std::make_unique<ggml_cpu_threadpool>(n_threads_, spin_us_);
 }
 
@@ -232,6 +243,7 @@ void cpu_backend::compute_nodes(ggml_cgraph * gf, const std::vector<int> & n_tas
     p.wdata = work_.get();
     p.wsize = work_size_;
     p.isa = isa_;
+    p.calibration = calibrated_ ? &calibration_ : nullptr;
     p.features = &features_;
     p.pool = pool_.get();
     p.error = &error_;
@@ -302,4 +314,9 @@ void ggml_backend_cpu_set_n_threads(ggml_backend_i * backend, int n_threads) {
 ggml_cpu_isa ggml_backend_cpu_get_isa(const ggml_backend_i * backend) {
     const auto * cpu = dynamic_cast<const cpu_backend *>(backend);
     return cpu ? cpu->isa() : ggml_cpu_isa::scalar;
+}
+
+ggml_cpu_isa ggml_backend_cpu_mul_mat_isa(const ggml_backend_i * backend, ggml_type t, int64_t n_cols) {
+    const auto * cpu = dynamic_cast<const cpu_backend *>(backend);
+    return cpu ? cpu->mul_mat_isa(t, n_cols) : ggml_cpu_isa::scalar;
 }

@@ -494,14 +494,16 @@ size_t ggml_cpu_mul_mat_id_work_size(const ggml_tensor * dst, int n_threads) {
 
 void ggml_cpu_op_mul_mat_id(const ggml_compute_params & p, ggml_tensor * dst) {
     if (ggml_nelements(dst) == 0) return;
-    const moe_plan pl = moe_make_plan(dst, ggml_mul_mat_kernels_for(p.isa));
+    // the calibrated path for the experts' type, by the number of tokens
+    const ggml_cpu_isa isa = ggml_cpu_mul_mat_isa(p, dst->src[0]->type, dst->ne[2]);
+    const moe_plan pl = moe_make_plan(dst, ggml_mul_mat_kernels_for(isa));
     const moe_work w = moe_work_layout(p, pl);
     moe_args a;
     a.as = dst->src[0];
     a.b = dst->src[1];
     a.ids = dst->src[2];
     a.dst = dst;
-    const ggml_cpu_convert_fns & cv = ggml_cpu_convert_for(p.isa);
+    const ggml_cpu_convert_fns & cv = ggml_cpu_convert_for(isa);
     a.to_vt = pl.from_f32 ? pl.from_f32 : cv.row_from_f32(pl.vt);
     if (pl.grow_bytes) a.to_gvt = cv.row_from_f32(pl.gvt);
     moe_groups g = moe_groups_at(pl, w.group);

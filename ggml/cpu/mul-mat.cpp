@@ -451,12 +451,9 @@ size_t ggml_cpu_mul_mat_work_size(const ggml_tensor * dst, int n_threads) {
     return bytes;
 }
 
-void ggml_cpu_op_mul_mat(const ggml_compute_params & p, ggml_tensor * dst) {
-    if (ggml_nelements(dst) == 0) return;
-    if (dst->src[0]->ne[0] == 0) {
-        mul_mat_zero(p, dst);
-        return;
-    }
+namespace {
+
+void mul_mat_run(const ggml_compute_params & p, ggml_tensor * dst) {
     const mul_mat_plan pl = mul_mat_make_plan(dst, p.isa);
     const mul_mat_work w = mul_mat_work_layout(p, pl);
     if (pl.amx) {
@@ -476,6 +473,20 @@ void ggml_cpu_op_mul_mat(const ggml_compute_params & p, ggml_tensor * dst) {
         p.barrier();
     }
     mul_mat_run_dot(p, pl, dst, w);
+}
+
+}  // namespace
+
+void ggml_cpu_op_mul_mat(const ggml_compute_params & p, ggml_tensor * dst) {
+    if (ggml_nelements(dst) == 0) return;
+    if (dst->src[0]->ne[0] == 0) {
+        mul_mat_zero(p, dst);
+        return;
+    }
+    // the calibrated path for this weight type: kernels, conversions and plan all follow it
+    ggml_compute_params q = p;
+    q.isa = ggml_cpu_mul_mat_isa(p, dst->src[0]->type, dst->src[1]->ne[1]);
+    mul_mat_run(q, dst);
 }
 
 namespace {

@@ -65,11 +65,17 @@ struct ggml_compute_params {
     size_t wsize = 0;
     std::atomic<int64_t> * counters = nullptr;  // GGML_CPU_N_COUNTERS, zero at node start
     ggml_cpu_isa isa = ggml_cpu_isa::scalar;    // kernel path to use
+    const ggml_cpu_calibration * calibration = nullptr;  // MUL_MAT's path per weight type, under isa
     const ggml_cpu_features * features = nullptr;
     ggml_cpu_threadpool * pool = nullptr;
     std::atomic<int> * error = nullptr;         // set to 1 on a data error
     void barrier() const;                        // all nth threads meet
 };
+
+// The path MUL_MAT / MUL_MAT_ID run on for weights of type t against n_cols columns.
+inline ggml_cpu_isa ggml_cpu_mul_mat_isa(const ggml_compute_params & p, ggml_type t, int64_t n_cols) {
+    return p.calibration ? p.calibration->choose(t, n_cols, p.isa) : p.isa;
+}
 
 // Claims chunks of [0, n) of size chunk atomically (phase picks one of the node's counters)
 // and calls fn(begin, end) for each. Every thread of the node must call it with the same

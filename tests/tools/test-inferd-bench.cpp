@@ -89,6 +89,19 @@ TEST(inferd_bench_options, defaults) {
     EXPECT_EQ(bench_test_name(t[1]), "tg128");
 }
 
+TEST(inferd_bench_options, calibrate_needs_no_model) {
+    EXPECT_FALSE(parse_ok({"-m", "a.gguf"}).calibrate);
+    const bench_options o = parse_ok({"--calibrate", "-t", "2"});
+    EXPECT_TRUE(o.calibrate);
+    EXPECT_TRUE(o.models.empty());
+    EXPECT_EQ(o.n_threads, std::vector<int>{2});
+    EXPECT_TRUE(parse_ok({"--calibrate", "-m", "a.gguf"}).calibrate);
+    bench_options bad;
+    std::string err;
+    EXPECT_FALSE(bench_options_parse({"-t", "2"}, &bad, &err));
+    EXPECT_NE(err.find("no model given"), std::string::npos) << err;
+}
+
 TEST(inferd_bench_options, lists_accumulate_and_make_a_cross_product) {
     const bench_options o = parse_ok({"-m", "a.gguf,b.gguf", "--model", "c.gguf", "-p", "16,32", "-p", "0", "-n", "4",
                                       "-t", "1,2", "-d", "0,8", "--parallel", "1,3", "-fa", "0,1", "-ctk", "f16,q8_0",

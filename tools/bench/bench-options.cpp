@@ -120,6 +120,8 @@ bool apply_option(const std::string & name, const std::string & v, bench_options
         o->warmup = false;
     } else if (name == "--verbose") {
         o->verbose = true;
+    } else if (name == "--calibrate") {
+        o->calibrate = true;
     }
     if (!ok) *err = "bad value '" + v + "' for " + name + " (" + want + ")";
     return ok;
@@ -140,7 +142,8 @@ bool bench_options_parse(const std::vector<std::string> & args, bench_options * 
                           {"-d", "--depth"}, {nullptr, "--parallel"}, {"-ngl", "--n-gpu-layers"},
                           {"-fa", "--flash-attn"}, {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"},
                           {"-o", "--output"}, {nullptr, "--bandwidth"}, {nullptr, "--probe-mib"},
-                          {nullptr, "--no-warmup", true}, {"-v", "--verbose", true}},
+                          {nullptr, "--no-warmup", true}, {"-v", "--verbose", true},
+                          {nullptr, "--calibrate", true}},
                          &a, err)) {
         return false;
     }
@@ -153,7 +156,7 @@ bool bench_options_parse(const std::vector<std::string> & args, bench_options * 
     for (const auto & [name, value] : a.options) {
         if (!apply_option(name, value, &o, err)) return false;
     }
-    if (o.models.empty() && !o.help) {
+    if (o.models.empty() && !o.help && !o.calibrate) {
         *err = "no model given (-m FILE)";
         return false;
     }
@@ -226,6 +229,7 @@ const char * bench_kv_type_name(ggml_type t) {
 
 std::string bench_usage() {
     return "usage: inferd-bench -m MODEL[,MODEL...] [options]\n"
+           "       inferd-bench --calibrate [-t N]\n"
            "\n"
            "Measures prompt processing (pp: N tokens decoded in batches, t/s) and token generation\n"
            "(tg: one token per step per sequence, t/s) like llama-bench. Options with N[,...] take\n"
@@ -251,6 +255,11 @@ std::string bench_usage() {
            "        --probe-mib N           size of the bandwidth probe's buffer (default 1024)\n"
            "        --no-warmup             no untimed warmup run before each test\n"
            "  -v,   --verbose               progress on stderr\n"
+           "        --calibrate             time MUL_MAT of every weight type on each of the CPU's\n"
+           "                                kernel paths (decode and prompt shapes, -t's first count\n"
+           "                                of threads), print the table and write the choice to the\n"
+           "                                cache that CPU backends read (INFERD_CPU_CALIBRATION, or\n"
+           "                                ~/.cache/inferd/cpu-kernels.txt); with -m, then benchmark\n"
            "  -h,   --help                  this text\n"
            "\n"
            "t/s: tokens of all sequences per second (mean ± sample stddev over the repetitions).\n"

@@ -39,6 +39,7 @@ struct bench_options {
     size_t probe_bytes = size_t(1) << 30;
     bool warmup = true;
     bool verbose = false;
+    bool calibrate = false;         // --calibrate: time the CPU's MUL_MAT paths, write the cache
     bool help = false;
 };
 

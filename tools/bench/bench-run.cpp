@@ -238,7 +238,7 @@ bench_model_info bench_model_describe(const model & m) {
     return info;
 }
 
-std::vector<std::string> bench_model_kernels(const model & m, ggml_cpu_isa isa, int64_t n_prompt) {
+std::vector<std::string> bench_model_kernels(const model & m, const ggml_backend_i * cpu, int64_t n_prompt) {
     // one weight of each (type, repacked) pair stands for all of that pair
     std::map<std::pair<ggml_type, bool>, std::pair<uint64_t, const ggml_tensor *>> kinds;
     const ggml_tensor * embd = m.output_tied() ? nullptr : m.weights().tok_embd;
@@ -251,8 +251,12 @@ std::vector<std::string> bench_model_kernels(const model & m, ggml_cpu_isa isa, 
     }
     std::vector<std::pair<uint64_t, std::string>> rows;
     for (const auto & [key, v] : kinds) {
-        std::string line = std::string(ggml_type_name(key.first)) + ": tg " + ggml_backend_cpu_mul_mat_path(isa, v.second, 1);
-        if (n_prompt > 1) line += ", pp " + ggml_backend_cpu_mul_mat_path(isa, v.second, n_prompt);
+        const ggml_type t = key.first;
+        std::string line = std::string(ggml_type_name(t)) + ": tg " +
+                           ggml_backend_cpu_mul_mat_path(ggml_backend_cpu_mul_mat_isa(cpu, t, 1), v.second, 1);
+        if (n_prompt > 1) {
+            line += ", pp " + ggml_backend_cpu_mul_mat_path(ggml_backend_cpu_mul_mat_isa(cpu, t, n_prompt), v.second, n_prompt);
+        }
         rows.emplace_back(v.first, std::move(line));
     }
     std::stable_sort(rows.begin(), rows.end(), [](const auto & a, const auto & b) { return a.first > b.first; });

@@ -64,11 +64,12 @@ struct bench_result {
 };
 
 bench_model_info bench_model_describe(const model & m);
-// The MUL_MAT kernels the CPU backend runs (on the isa path) for the model's weight matrices in
+// The MUL_MAT kernels the CPU backend cpu runs (its path, or its calibrated choice per weight
+// type) for the model's weight matrices in
 // host memory, one entry per weight type and placement, for generation (one column) and for
 // prompts of n_prompt tokens: "q4_K: tg avx512 repacked q4_K x q8_K (16-row groups), pp …".
 // Entries are in order of weight bytes, most first; empty when no matrix is in host memory.
-std::vector<std::string> bench_model_kernels(const model & m, ggml_cpu_isa isa, int64_t n_prompt);
+std::vector<std::string> bench_model_kernels(const model & m, const ggml_backend_i * cpu, int64_t n_prompt);
 // Bytes of weights one generation step of n_parallel sequences reads: all weights except the
 // token-embedding table and the learned position table (only rows of them are read), the
 // embedding table counted when the output layer is tied to it; of a mixture of experts only the

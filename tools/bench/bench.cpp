@@ -18,12 +18,42 @@
 
 namespace {
 
-// The kernel path the CPU backend takes here (CPUID, capped by INFERD_CPU_ISA).
-ggml_cpu_isa cpu_isa() {
+// A CPU backend as the engine makes one: CPUID's path capped by INFERD_CPU_ISA, with the
+// calibrated choice per weight type where this CPU has one.
+ggml_backend_ptr default_cpu() {
     ggml_cpu_backend_options opt;
     opt.n_threads = 1;
-    ggml_backend_ptr b = ggml_backend_cpu_init(opt);
-    return b ? ggml_backend_cpu_get_isa(b.get()) : ggml_cpu_isa::scalar;
+    return ggml_backend_cpu_init(opt);
+}
+
+// --calibrate: the measured table, then the cache written. 0 ok, 1 when it cannot be written.
+int calibrate(const bench_options & o, std::FILE * out, std::FILE * err) {
+    const int n_threads = o.n_threads.empty() ? 1 : o.n_threads.front();
+    std::fprintf(out, "CPU: %s, %d threads\n\n", ggml_cpu_model_name().c_str(), n_threads);
+    std::vector<ggml_cpu_calibration_row> rows;
+    const ggml_cpu_calibration c = ggml_cpu_calibrate(n_threads, &rows);
+    if (rows.empty()) {
+        std::fprintf(out, "one kernel path on this CPU (%s): nothing to choose\n",
+                     ggml_cpu_isa_name(ggml_cpu_detect_features().best_isa()));
+    } else {
+        std::fprintf(out, "| type | regime | avx2 us | avx512 us | amx us | chosen |\n| --- | --- | --- | --- | --- | --- |\n");
+        for (const ggml_cpu_calibration_row & r : rows) {
+            std::fprintf(out, "| %s | %s |", ggml_type_name(r.type), r.regime == 0 ? "decode (1 col)" : "prompt (128 cols)");
+            for (int i = 1; i <= 3; ++i) {
+                if (r.us[i] > 0) std::fprintf(out, " %.0f |", r.us[i]);
+                else std::fprintf(out, " - |");
+            }
+            std::fprintf(out, " %s |\n", ggml_cpu_isa_name(r.chosen));
+        }
+    }
+    const std::string path = ggml_cpu_calibration_path();
+    std::string why;
+    if (!ggml_cpu_calibration_write(path, c, &why)) {
+        std::fprintf(err, "inferd-bench: the calibration was not saved: %s\n", why.c_str());
+        return 1;
+    }
+    std::fprintf(out, "\nwritten to %s (read by CPU backends started after this)\n", path.c_str());
+    return 0;
 }
 
 // The bandwidth for every thread count a tg test uses: given, or probed once per count.
@@ -61,9 +91,9 @@ void measure_bandwidth(const bench_options & o, const std::vector<bench_test_con
     }
 }
 
-// Runs every test of one model (loaded once) with the CPU kernel path isa; 0 ok, 1 on the first failure.
+// Runs every test of one model (loaded once); cpu reports the kernel paths. 0 ok, 1 on the first failure.
 int run_model(const std::string & path, const std::vector<bench_test_config> & tests, const bench_options & o,
-              ggml_cpu_isa isa, bench_report * rep, std::FILE * err) {
+              const ggml_backend_i * cpu, bench_report * rep, std::FILE * err) {
     model_params mp;
     mp.n_gpu_layers = o.n_gpu_layers;
     for (const bench_test_config & t : tests) {  // the largest context a test makes
@@ -83,7 +113,7 @@ int run_model(const std::string & path, const std::vector<bench_test_config> & t
     for (const bench_test_config & t : tests) {
         if (t.model == path) n_prompt = std::max<int64_t>(n_prompt, std::min<int64_t>(t.n_prompt, t.n_ubatch));
     }
-    rep->kernels.emplace_back(path, bench_model_kernels(*m, isa, n_prompt));
+    rep->kernels.emplace_back(path, bench_model_kernels(*m, cpu, n_prompt));
     bench_run_options ro;
     ro.repetitions = o.repetitions;
     ro.warmup = o.warmup;
@@ -121,14 +151,19 @@ int bench_tool_main(const std::vector<std::string> & args, std::FILE * out, std:
         std::fprintf(out, "%s", bench_usage().c_str());
         return 0;
     }
+    if (o.calibrate) {
+        const int rc = calibrate(o, out, err);
+        if (rc != 0 || o.models.empty()) return rc;
+        std::fprintf(out, "\n");
+    }
     const std::vector<bench_test_config> tests = bench_tests_expand(o);
     if (tests.empty()) {
         std::fprintf(err, "inferd-bench: no test to run (every -p and -n is 0)\n\n%s", bench_usage().c_str());
         return 2;
     }
     bench_report rep;
-    const ggml_cpu_isa isa = cpu_isa();
-    rep.cpu_isa = ggml_cpu_isa_name(isa);
+    const ggml_backend_ptr cpu = default_cpu();
+    rep.cpu_isa = ggml_cpu_isa_name(ggml_backend_cpu_get_isa(cpu.get()));
     rep.cpu_model = ggml_cpu_model_name();
     rep.build_commit = INFERD_GIT_COMMIT;
     measure_bandwidth(o, tests, &rep, err);
@@ -137,7 +172,7 @@ int bench_tool_main(const std::vector<std::string> & args, std::FILE * out, std:
     for (const std::string & path : o.models) {
         if (std::find(done.begin(), done.end(), path) != done.end()) continue;
         done.push_back(path);
-        rc = run_model(path, tests, o, isa, &rep, err);
+        rc = run_model(path, tests, o, cpu.get(), &rep, err);
         if (rc != 0) break;
     }
     if (!rep.results.empty() || rc == 0) bench_print(rep, o.output, out);
