@@ -73,12 +73,17 @@ fixture & the_server() {
     return f;
 }
 
+// Milliseconds from now to deadline (0 or less once it has passed), for poll().
+int ms_left(std::chrono::steady_clock::time_point deadline) {
+    return int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count());
+}
+
 // The outcome of a connect() still under way on fd: 0 or an errno.
 int await_connect(int fd) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     for (;;) {
         pollfd p{fd, POLLOUT, 0};
-        const int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count());
+        const int left = ms_left(deadline);
         if (left <= 0) return ETIMEDOUT;
         const int r = ::poll(&p, 1, left);
         if (r < 0 && errno == EINTR) continue;
@@ -133,7 +138,7 @@ std::string read_to_close(int fd, const uint8_t * data, size_t size) {
             shut = true;
         }
         pollfd p{fd, short(POLLIN | (shut ? 0 : POLLOUT)), 0};
-        const int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count());
+        const int left = ms_left(deadline);
         if (left <= 0) finding("the server kept the connection open after the request ended:", got);
         if (::poll(&p, 1, left) <= 0) continue;
         if ((p.revents & POLLOUT) && !shut) {
