@@ -162,13 +162,8 @@ int default_n_threads() {
 
 ggml_cpu_isa isa_from_env(ggml_cpu_isa fallback) {
     const char * v = std::getenv("INFERD_CPU_ISA");
-    if (!v) return fallback;
-    const std::string s(v);
-    if (s == "scalar") return ggml_cpu_isa::scalar;
-    if (s == "avx2") return ggml_cpu_isa::avx2;
-    if (s == "avx512") return ggml_cpu_isa::avx512;
-    if (s == "amx") return ggml_cpu_isa::amx;
-    return fallback;
+    ggml_cpu_isa isa = fallback;
+    return v && ggml_cpu_isa_from_name(v, &isa) ? isa : fallback;
 }
 
 struct aligned_free {

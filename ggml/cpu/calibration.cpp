@@ -28,16 +28,6 @@ bool type_by_name(const std::string & s, ggml_type * out) {
     return false;
 }
 
-bool isa_by_name(const std::string & s, ggml_cpu_isa * out) {
-    for (ggml_cpu_isa i : {ggml_cpu_isa::scalar, ggml_cpu_isa::avx2, ggml_cpu_isa::avx512, ggml_cpu_isa::amx}) {
-        if (s == ggml_cpu_isa_name(i)) {
-            *out = i;
-            return true;
-        }
-    }
-    return false;
-}
-
 bool fail(std::string * err, const std::string & msg) {
     if (err) *err = msg;
     return false;
@@ -86,7 +76,7 @@ bool ggml_cpu_calibration_read(const std::string & path, ggml_cpu_calibration * 
             return fail(err, where + "expected \"mul_mat <type> <decode|prompt> <isa>\"");
         }
         if (!type_by_name(type, &t)) return fail(err, where + "unknown type " + type);
-        if (!isa_by_name(isa, &i)) return fail(err, where + "unknown path " + isa);
+        if (!ggml_cpu_isa_from_name(isa, &i)) return fail(err, where + "unknown path " + isa);
         const int r = regime == k_regimes[0] ? 0 : regime == k_regimes[1] ? 1 : -1;
         if (r < 0) return fail(err, where + "regime must be decode or prompt, not " + regime);
         c.mul_mat[t][r] = i;

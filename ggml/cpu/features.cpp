@@ -97,6 +97,16 @@ const char * ggml_cpu_isa_name(ggml_cpu_isa isa) {
     return "unknown";
 }
 
+bool ggml_cpu_isa_from_name(const std::string & s, ggml_cpu_isa * out) {
+    for (ggml_cpu_isa i : {ggml_cpu_isa::scalar, ggml_cpu_isa::avx2, ggml_cpu_isa::avx512, ggml_cpu_isa::amx}) {
+        if (s == ggml_cpu_isa_name(i)) {
+            *out = i;
+            return true;
+        }
+    }
+    return false;
+}
+
 ggml_cpu_features ggml_cpu_detect_features() {
     ggml_cpu_features f;
     unsigned a, b, c, d;

@@ -157,7 +157,7 @@ TEST(CpuCalibration, MeasuresEveryPathOfAType) {
     EXPECT_EQ(c.cpu, ggml_cpu_model_name());
     if (int(best) < int(ggml_cpu_isa::avx512)) {
         EXPECT_TRUE(rows.empty()) << "one vector path: nothing to choose";
-        GTEST_SKIP() << "this CPU has one vector path (" << ggml_cpu_isa_name(best) << ")";
+        return;
     }
     ASSERT_EQ(rows.size(), 2u);
     for (const ggml_cpu_calibration_row & r : rows) {

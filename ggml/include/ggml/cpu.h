@@ -22,6 +22,8 @@
 
 enum class ggml_cpu_isa { scalar = 0, avx2 = 1, avx512 = 2, amx = 3, best = 4 };
 const char * ggml_cpu_isa_name(ggml_cpu_isa isa);
+// "scalar", "avx2", "avx512" or "amx" (not "best"); false for anything else.
+bool ggml_cpu_isa_from_name(const std::string & s, ggml_cpu_isa * out);
 
 // What this CPU and OS support (CPUID + XGETBV).
 struct ggml_cpu_features {
